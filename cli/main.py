@@ -1,0 +1,77 @@
+"""`alaya`: the command group, global options, and errors → exit codes."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from vault_engine.config import default_vault_path
+from vault_engine.errors import AlayaError
+from vault_engine.vault import Vault
+
+from .output import echo, emit_json, fail
+
+__version__ = "0.1.0"
+
+
+class AppContext:
+    def __init__(self, vault_path: Path) -> None:
+        self.vault_path = vault_path
+
+    def vault(self) -> Vault:
+        return Vault.open(self.vault_path)
+
+
+class AlayaGroup(click.Group):
+    """Turns engine errors into a message (text or JSON) and the right exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AlayaError as exc:
+            as_json = _json_requested(ctx)
+            if as_json:
+                emit_json(exc.to_dict())
+            else:
+                echo(fail(str(exc)), err=True)
+            sys.exit(exc.exit_code)
+
+
+def _json_requested(ctx: click.Context) -> bool:
+    # ctx.meta is shared by every nested context; `pass_json` records the flag there.
+    return bool(ctx.meta.get("alaya.json"))
+
+
+@click.group(cls=AlayaGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--vault", "vault_path", type=click.Path(path_type=Path), default=None,
+              envvar="ALAYA_VAULT", show_envvar=True,
+              help="Vault folder. Default: $ALAYA_VAULT, else ~/.alaya.")
+@click.version_option(__version__, prog_name="alaya")
+@click.pass_context
+def cli(ctx: click.Context, vault_path: Path | None) -> None:
+    """alaya — long-term memory for AI agents in a markdown vault under git.
+
+    Notes are Obsidian-style markdown with YAML frontmatter: cards with claims and evidence,
+    typed relations as wikilinks, entities and sessions. Every change is a git commit.
+
+    Exit codes: 0 ok, 1 findings or failure, 2 usage error. Add --json to any command for
+    machine-readable output. NO_COLOR disables colour.
+    """
+    ctx.obj = AppContext(vault_path or default_vault_path())
+
+
+def _register() -> None:
+    from . import doctor_cmd, notes_cmds
+
+    notes_cmds.register(cli)
+    doctor_cmd.register(cli)
+
+
+_register()
+
+
+def main() -> None:  # console entry point
+    cli(prog_name="alaya")

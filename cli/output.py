@@ -1,0 +1,72 @@
+"""The output contract shared by every command.
+
+- `--json`: one JSON document on stdout (errors too: `{"error": …, "message": …, "fix": …}`).
+- Human text otherwise, coloured only on a TTY and never when `NO_COLOR` is set.
+- Exit codes: 0 ok, 1 findings or failure, 2 usage.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def json_option(func: F) -> F:
+    """`--json`: machine-readable output (define once, reuse everywhere)."""
+    return click.option("--json", "as_json", is_flag=True,
+                        help="Print one JSON document instead of text.")(func)
+
+
+def no_commit_option(func: F) -> F:
+    """`--no-commit`: write files but do not make a git commit."""
+    return click.option("--no-commit", is_flag=True,
+                        help="Write the change but leave it uncommitted.")(func)
+
+
+def use_color(stream: Any = None) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    stream = stream or sys.stdout
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def style(text: str, **kwargs: Any) -> str:
+    return click.style(text, **kwargs) if use_color() else text
+
+
+def echo(text: str = "", err: bool = False) -> None:
+    click.echo(text, err=err, color=use_color(sys.stderr if err else sys.stdout))
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def ok(text: str) -> str:
+    return style("✓", fg="green") + " " + text
+
+
+def warn(text: str) -> str:
+    return style("!", fg="yellow") + " " + text
+
+
+def fail(text: str) -> str:
+    return style("✗", fg="red") + " " + text
+
+
+def pass_json(func: F) -> F:
+    """Make `as_json` available to the error handler through the click context."""
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        ctx.meta["alaya.json"] = bool(kwargs.get("as_json"))
+        return func(*args, **kwargs)
+    return wrapper  # type: ignore[return-value]

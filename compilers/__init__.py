@@ -1,0 +1,1 @@
+"""Vault → artifacts under `.alaya/` (FAISS tiers, lexical index, graph, agent digest)."""

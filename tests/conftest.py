@@ -1,0 +1,61 @@
+"""Shared fixtures: an isolated home (no global git identity), real vaults in tmp_path."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from vault_engine.init_vault import init_vault
+from vault_engine.vault import Vault
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh HOME with no git config: alaya must commit without a user identity."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for var in ("ALAYA_VAULT", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
+                "GIT_COMMITTER_EMAIL", "NO_COLOR"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+@pytest.fixture
+def vault_path(tmp_path: Path) -> Path:
+    path = tmp_path / "vault"
+    init_vault(path)
+    return path
+
+
+@pytest.fixture
+def vault(vault_path: Path) -> Vault:
+    return Vault.open(vault_path)
+
+
+@pytest.fixture
+def awkward_vault(tmp_path: Path) -> Path:
+    """The awkward-YAML fixture vault, copied, as an initialised git vault."""
+    path = tmp_path / "awkward"
+    shutil.copytree(FIXTURES / "awkward", path)
+    init_vault(path)
+    return path
+
+
+def git_log(path: Path) -> list[str]:
+    import git
+
+    repo = git.Repo(path)
+    return [c.message.strip() for c in repo.iter_commits()]
+
+
+def git_show_files(path: Path, rev: str = "HEAD") -> list[str]:
+    import git
+
+    repo = git.Repo(path)
+    return sorted(repo.git.show("--name-only", "--format=", rev).splitlines())

