@@ -155,13 +155,13 @@ def create_card(vault: Vault, spec: NewCard, *, commit: bool = True) -> Created:
         when = now_utc()
         claims = []
         for i, c in enumerate(spec.claims, start=1):
-            item: dict[str, Any] = {"id": f"c{i}", "text": c.text}
+            claim: dict[str, Any] = {"id": f"c{i}", "text": c.text}
             if c.confidence is not None:
-                item["confidence"] = c.confidence
-            item["status"] = c.status
+                claim["confidence"] = c.confidence
+            claim["status"] = c.status
             if c.evidence:
-                item["evidence"] = [FlowMap(e) for e in c.evidence]
-            claims.append(item)
+                claim["evidence"] = [FlowMap(e) for e in c.evidence]
+            claims.append(claim)
         values: dict[str, Any] = {
             "id": card_id, "title": spec.title, "type": spec.type,
             "tags": list(spec.tags), "aliases": list(spec.aliases) or None,

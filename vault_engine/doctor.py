@@ -59,7 +59,9 @@ def diagnose(root: Path) -> list[Check]:
                                 "[git] author in alaya.toml",
                                 "git config user.name 'You' && git config user.email you@example.com",
                                 severity="warning"))
-        uncommitted = [p for p in git.get("uncommitted", []) if isinstance(p, str)]  # type: ignore[union-attr]
+        raw_uncommitted = git.get("uncommitted")
+        uncommitted = [p for p in raw_uncommitted if isinstance(p, str)] if isinstance(
+            raw_uncommitted, list) else []
         if uncommitted:
             checks.append(Check("uncommitted", False,
                                 f"{len(uncommitted)} uncommitted change(s) in the vault",

@@ -95,7 +95,7 @@ def log(root: Path, max_count: int = 20, paths: Sequence[str] = ()) -> list[dict
     if not repo.head.is_valid():
         return []
     out = []
-    for c in repo.iter_commits(max_count=max_count, paths=list(paths) or None):
+    for c in repo.iter_commits(max_count=max_count, paths=list(paths)):
         out.append({"sha": c.hexsha, "message": str(c.message).strip(),
                     "author": f"{c.author.name} <{c.author.email}>",
                     "date": c.committed_datetime.isoformat()})

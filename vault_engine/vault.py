@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import history
 from .config import CONFIG_FILE, Config, load_config
@@ -115,7 +116,7 @@ class Vault:
     def __init__(self, root: Path, config: Config | None = None) -> None:
         self.root = root.resolve()
         self.config = config if config is not None else load_config(self.root)
-        self._lock = None
+        self._lock: Any = None  # filelock.FileLock, created on first use
 
     # -- opening ------------------------------------------------------------------------
     @classmethod
