@@ -64,10 +64,11 @@ def cli(ctx: click.Context, vault_path: Path | None) -> None:
 
 
 def _register() -> None:
-    from . import doctor_cmd, notes_cmds
+    from . import compile_cmd, doctor_cmd, notes_cmds
 
     notes_cmds.register(cli)
     doctor_cmd.register(cli)
+    compile_cmd.register(cli)
 
 
 _register()

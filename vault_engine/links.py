@@ -21,12 +21,27 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from .model import WikiLink
 
-if TYPE_CHECKING:
-    from .model import Note
+
+class Linkable(Protocol):
+    """What the resolver needs of a note (a `Note`, or a compiler's cached record)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def stem(self) -> str: ...
+    @property
+    def id(self) -> str | None: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def aliases(self) -> tuple[str, ...]: ...
+
+
+Note = Any  # a Linkable; kept loose so Note and compiler records both pass
 
 WIKILINK_RE = re.compile(r"!?\[\[[^\[\]\n]+?\]\]")
 _INLINE_FIELD_LINE_RE = re.compile(
@@ -198,7 +213,7 @@ class Resolution:
 class LinkResolver:
     """Resolves link targets and references (ids, titles, aliases) against a set of notes."""
 
-    def __init__(self, notes: Iterable[Note], attachments: Sequence[str] = ()) -> None:
+    def __init__(self, notes: Iterable[Linkable], attachments: Sequence[str] = ()) -> None:
         self.by_path: dict[str, list[Note]] = defaultdict(list)
         self.by_name: dict[str, list[Note]] = defaultdict(list)
         self.by_id: dict[str, list[Note]] = defaultdict(list)

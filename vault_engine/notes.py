@@ -36,7 +36,7 @@ FOLDER_KINDS = {
     "cards": "card", "entities": "entity", "sessions": "session", "scenes": "scene",
     "reports": "report", "archive": "archive", "queries": "query", "templates": "template",
 }
-ROOT_KINDS = {"MEMORY.md": "memory", "persona.md": "persona"}
+ROOT_KINDS = {"MEMORY.md": "memory", "persona.md": "persona", "AGENTS.md": "doc"}
 BINARY_SNIFF_BYTES = 8192
 
 

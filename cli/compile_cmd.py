@@ -1,0 +1,93 @@
+"""`alaya compile` and `alaya watch`."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from compilers.pipeline import CompileOptions, CompileStats, check_artifacts, compile_vault
+
+from .output import echo, emit_json, fail, json_option, ok, pass_json, use_color, warn
+
+
+class _Bar:
+    """A click progress bar with ETA for the embedding phase, shown only on a terminal."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+        self.done = 0
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if total == 0 or not use_color(sys.stderr):
+            return
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label="Embedding", file=sys.stderr,
+                                         show_eta=True, show_pos=True)
+            self.bar.__enter__()
+        self.bar.update(done - self.done)
+        self.done = done
+        if done >= total:
+            self.bar.__exit__(None, None, None)
+
+
+def _render(stats: CompileStats) -> None:
+    echo(ok(f"Compiled {stats.notes} notes → {stats.units} units, {stats.edges} edges, "
+            f"{stats.claims} claims ({stats.ms.get('total', 0):.0f} ms)"))
+    echo(f"  parsed {stats.parsed}, unchanged {stats.unchanged}, deleted {stats.deleted}; "
+         f"embedded {stats.embedded}, from cache {stats.embed_cached}")
+    echo("  tiers: " + ", ".join(f"{k} {v}" for k, v in stats.tiers.items())
+         + "; vectors: " + ", ".join(f"{k} {v}" for k, v in stats.vectors.items()))
+    for m in stats.malformed:
+        echo(warn(f"skipped {m.path}:{m.line or 1}: {m.message} (fix: {m.fix})"), err=True)
+    if stats.embed_error:
+        echo(warn(f"vectors incomplete: {stats.embed_error}"), err=True)
+
+
+@click.command("compile")
+@click.option("--check", is_flag=True,
+              help="Do not compile: exit 1 when the artifacts do not match the vault.")
+@click.option("--strict", is_flag=True, help="Exit 1 when a note was malformed and skipped.")
+@click.option("--full", is_flag=True,
+              help="Re-parse every note (embeddings still come from the cache).")
+@json_option
+@click.pass_obj
+@pass_json
+def compile_cmd(obj: Any, check: bool, strict: bool, full: bool, as_json: bool) -> None:
+    """Compile the vault into .alaya/: FAISS tiers, BM25, graph, agent digest.
+
+    Incremental: only changed notes are parsed and only new text is embedded; the artifacts
+    are published together, so readers never see a half-built set. A malformed note is
+    reported and skipped. Exit 1 with --strict on malformed notes, or when embedding failed.
+
+    \b
+    Examples:
+      alaya compile
+      alaya compile --json          # stats: parsed, embedded, ms per phase
+      alaya compile --check         # exit 1 if a note changed since the last compile
+    """
+    vault = obj.vault()
+    if check:
+        result = check_artifacts(vault)
+        if as_json:
+            emit_json({"ok": result.ok, "reason": result.reason, "added": result.added,
+                       "changed": result.changed, "deleted": result.deleted})
+        else:
+            echo(ok(result.reason) if result.ok else fail(result.reason))
+            for label, paths in (("added", result.added), ("changed", result.changed),
+                                 ("deleted", result.deleted)):
+                for p in paths:
+                    echo(f"  {label}: {p}")
+        sys.exit(0 if result.ok else 1)
+    stats = compile_vault(vault, CompileOptions(strict=strict, full=full, progress=_Bar()))
+    if as_json:
+        emit_json(stats.to_dict())
+    else:
+        _render(stats)
+    failed = bool(stats.embed_error) or (strict and bool(stats.malformed))
+    sys.exit(1 if failed else 0)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(compile_cmd)

@@ -1,0 +1,94 @@
+"""Records → networkx MultiDiGraph (`graph.pickle`).
+
+Nodes are keyed by note id (`path:<path>` for a note without one) with `title`, `kind`,
+`type`, `path`, `namespace`, `tier`. Edges carry `type`, `weight`, `reason`, `origin`:
+
+- frontmatter relations and inline fields: their own type;
+- body wikilinks: RELATES_TO, unless a typed relation already joins the same pair;
+- claim evidence and `source_sessions` pointing at a session: EXTRACTED_FROM;
+- symmetric types (SIMILAR_TO, CONTRADICTS, CO_OCCURS): one edge stored, added both ways with
+  `symmetric=True` so traversal works from either end.
+
+Unresolved and ambiguous targets are skipped (lint reports them). Nodes and edges are added in
+sorted order, so the same vault always pickles to the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from vault_engine.links import LinkResolver
+from vault_engine.model import SYMMETRIC_RELATIONS
+
+from .records import GRAPH_KINDS, NoteRecord
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str
+    target: str
+    type: str
+    weight: float
+    reason: str
+    origin: str
+    symmetric: bool = False
+
+
+def resolve_edges(records: Sequence[NoteRecord], resolver: LinkResolver) -> list[Edge]:
+    """Every edge of the vault, resolved, deduplicated (max weight wins), sorted."""
+    best: dict[tuple[str, str, str], Edge] = {}
+
+    def add(edge: Edge) -> None:
+        if edge.source == edge.target:
+            return
+        if edge.symmetric and edge.target < edge.source:  # one edge, whichever end holds it
+            edge = Edge(edge.target, edge.source, edge.type, edge.weight, edge.reason,
+                        edge.origin, True)
+        k = (edge.source, edge.target, edge.type)
+        old = best.get(k)
+        if old is None or edge.weight > old.weight:
+            best[k] = edge
+
+    body: list[Edge] = []
+    for rec in records:
+        if rec.kind not in GRAPH_KINDS:
+            continue
+        for rel in rec.relations:
+            res = resolver.resolve(rel.target)
+            if res.note is None or res.note.kind not in GRAPH_KINDS:
+                continue
+            edge = Edge(rec.key, res.note.key, rel.type, rel.weight, rel.reason, rel.origin,
+                        rel.type in SYMMETRIC_RELATIONS)
+            if rel.origin == "body":
+                body.append(edge)
+            else:
+                add(edge)
+        sessions = [(s, 1.0) for s in rec.source_sessions] + list(rec.evidence_targets)
+        for target, conf in sessions:
+            res = resolver.resolve(target)
+            if res.note is not None and res.note.kind == "session":
+                add(Edge(rec.key, res.note.key, "EXTRACTED_FROM", conf, "", "evidence"))
+    joined = {frozenset((s, t)) for s, t, _ in best}
+    for edge in body:
+        if frozenset((edge.source, edge.target)) not in joined:
+            add(edge)
+    return sorted(best.values(), key=lambda e: (e.source, e.target, e.type))
+
+
+def build_graph(records: Sequence[NoteRecord], edges: Sequence[Edge],
+                tiers: Mapping[str, str]):  # type: ignore[no-untyped-def]
+    import networkx as nx
+
+    graph = nx.MultiDiGraph()
+    for rec in sorted(records, key=lambda r: r.key):
+        if rec.kind not in GRAPH_KINDS:
+            continue
+        graph.add_node(rec.key, title=rec.title, kind=rec.kind, type=rec.type or "",
+                       path=rec.path, namespace=rec.namespace, tier=tiers.get(rec.key, "COLD"))
+    for e in edges:
+        attrs = {"type": e.type, "weight": e.weight, "reason": e.reason, "origin": e.origin}
+        graph.add_edge(e.source, e.target, key=e.type, symmetric=e.symmetric, **attrs)
+        if e.symmetric:
+            graph.add_edge(e.target, e.source, key=e.type, symmetric=True, **attrs)
+    return graph

@@ -1,0 +1,376 @@
+"""The incremental compile driver: vault → a new, complete build under `.alaya/builds/`.
+
+1. scan: stat every note; a file whose size and mtime match the record cache is not read; one
+   whose bytes hash the same is not parsed; only changed notes are parsed.
+2. tiers from telemetry, recency and `pinned` (vault_engine.tiers).
+3. units (recall targets) → embeddings for HOT and WARM units through the persistent cache.
+4. FAISS indexes per tier, the BM25 index, the graph, the agent digest, claims.jsonl.
+5. publish: write the build directory, then swap `current.json` (readers never see a mix).
+
+Deleted and renamed notes simply disappear from the scan; their records leave the cache.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import pickle
+import secrets
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vault_engine import artifacts as A
+from vault_engine import telemetry
+from vault_engine.errors import AlayaError, NoteParseError
+from vault_engine.frontmatter import format_datetime
+from vault_engine.links import LinkResolver
+from vault_engine.notes import checksum, decode_note, parse_note
+from vault_engine.providers.embedding import Embedder, EmbeddingError, get_embedder
+from vault_engine.tiers import TierInput, assign_tiers
+from vault_engine.vault import Vault, atomic_write
+
+from .digest import build_digest, claims_lines
+from .embeddings import EmbeddingCache, embed_texts
+from .graph import build_graph, resolve_edges
+from .records import NoteRecord, build_record
+
+Progress = Callable[[str, int, int], None]
+RECORD_CACHE_VERSION = 2
+KEEP_BUILDS = 2
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    strict: bool = False
+    full: bool = False  # re-parse every note (the embedding cache is still used)
+    progress: Progress | None = None
+    embedder: Embedder | None = None  # default: from alaya.toml / ALAYA_EMBED_*
+    now: dt.datetime | None = None
+
+
+@dataclass
+class Malformed:
+    path: str
+    line: int | None
+    message: str
+    fix: str
+
+
+@dataclass
+class CompileStats:
+    build: str = ""
+    notes: int = 0
+    parsed: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    malformed: list[Malformed] = field(default_factory=list)
+    units: int = 0
+    embedded: int = 0
+    embed_cached: int = 0
+    embed_error: str | None = None
+    vectors: dict[str, int] = field(default_factory=dict)
+    tiers: dict[str, int] = field(default_factory=dict)
+    edges: int = 0
+    claims: int = 0
+    embedder: str = ""
+    ms: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _Timer:
+    def __init__(self, stats: CompileStats) -> None:
+        self.stats = stats
+        self.last = time.perf_counter()
+        self.start = self.last
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.stats.ms[phase] = round((now - self.last) * 1000, 1)
+        self.last = now
+
+    def total(self) -> None:
+        self.stats.ms["total"] = round((time.perf_counter() - self.start) * 1000, 1)
+
+
+def _load_record_cache(path: Path) -> dict[str, tuple[int, int, NoteRecord]]:
+    try:
+        with path.open("rb") as fh:
+            data = pickle.load(fh)  # our own cache file, written below
+        if isinstance(data, dict) and data.get("version") == RECORD_CACHE_VERSION:
+            return dict(data["records"])
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, KeyError, TypeError):
+        pass
+    return {}
+
+
+def _save_pickle(path: Path, obj: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def scan(vault: Vault, cache: dict[str, tuple[int, int, NoteRecord]], stats: CompileStats,
+         full: bool = False) -> dict[str, tuple[int, int, NoteRecord]]:
+    """Every note's record, re-parsing only what changed."""
+    limit = int(vault.config.get("vault", "max_note_bytes"))
+    fresh: dict[str, tuple[int, int, NoteRecord]] = {}
+    for rel in vault.note_paths():
+        full_path = vault.root / rel
+        try:
+            st = full_path.stat()
+        except OSError:
+            continue  # deleted between walk and stat
+        old = cache.get(rel)
+        if not full and old is not None and old[0] == st.st_mtime_ns and old[1] == st.st_size:
+            fresh[rel] = old
+            stats.unchanged += 1
+            continue
+        if st.st_size > limit:
+            stats.malformed.append(Malformed(rel, None, f"file is {st.st_size:,} bytes, over the "
+                                             f"{limit:,}-byte limit", "split it or raise [vault] "
+                                             "max_note_bytes"))
+            continue
+        try:
+            data = full_path.read_bytes()
+            digest = checksum(data)
+            if not full and old is not None and old[2].checksum == digest:
+                fresh[rel] = (st.st_mtime_ns, st.st_size, old[2])
+                stats.unchanged += 1
+                continue
+            note = parse_note(rel, decode_note(data, rel), check=digest)
+        except NoteParseError as exc:
+            stats.malformed.append(Malformed(rel, exc.line, exc.message, exc.fix or ""))
+            continue
+        except OSError as exc:
+            stats.malformed.append(Malformed(rel, None, f"cannot read: {exc.strerror}",
+                                             "check the file's permissions"))
+            continue
+        fresh[rel] = (st.st_mtime_ns, st.st_size, build_record(note))
+        stats.parsed += 1
+    stats.deleted = len(set(cache) - set(fresh))
+    return fresh
+
+
+def _first_seen(prev: dict[str, Any] | None, records: list[NoteRecord], now: str) -> dict[str, str]:
+    old = (prev or {}).get("notes", {})
+    return {r.path: (old.get(r.path) or {}).get("first_seen") or now for r in records}
+
+
+def _parse_time(value: str | None) -> dt.datetime | None:
+    if not value:
+        return None
+    try:
+        return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def compile_vault(vault: Vault, options: CompileOptions | None = None) -> CompileStats:
+    """Compile the vault's artifacts incrementally and publish them atomically."""
+    from filelock import FileLock
+
+    options = options or CompileOptions()
+    state = vault.state_dir
+    state.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(state / A.COMPILE_LOCK)):
+        return _compile(vault, options)
+
+
+def _compile(vault: Vault, options: CompileOptions) -> CompileStats:
+    import faiss
+    import numpy as np
+
+    stats = CompileStats()
+    timer = _Timer(stats)
+    state = vault.state_dir
+    now = options.now or dt.datetime.now(dt.UTC).replace(microsecond=0)
+    now_s = format_datetime(now)
+    prev_build = A.current_build(state)
+    prev = prev_build.manifest() if prev_build else None
+
+    cache = _load_record_cache(state / A.RECORD_CACHE)
+    entries = scan(vault, cache, stats, full=options.full)
+    records = sorted((e[2] for e in entries.values()), key=lambda r: r.path)
+    stats.notes = len(records)
+    timer.lap("scan")
+
+    first_seen = _first_seen(prev, records, now_s)
+    note_stats = telemetry.note_stats(state)
+    inputs = []
+    for rec in records:
+        created = max(filter(None, (_parse_time(rec.created), _parse_time(first_seen[rec.path]))),
+                      default=now)
+        inputs.append(TierInput(rec.key, created, rec.pinned))
+    tiers = assign_tiers(inputs, note_stats, now, vault.config.section("tiers"))
+    timer.lap("tiers")
+
+    units: list[dict[str, Any]] = []
+    texts: list[str] = []
+    tokens: list[list[str]] = []
+    for rec in records:
+        tier = tiers[rec.key].tier
+        for u in rec.units:
+            row = {"i": len(units), "note": rec.key, "kind": rec.kind, "anchor": u.anchor,
+                   "title": rec.title, "path": rec.path, "tier": tier,
+                   "namespace": rec.namespace, "type": rec.type, "snippet": u.snippet}
+            units.append(row)
+            texts.append(u.embed_text)
+            tokens.append(list(u.lexical_tokens))
+    stats.units = len(units)
+    for t in A.TIERS:
+        stats.tiers[t] = sum(1 for r in records if tiers[r.key].tier == t)
+    timer.lap("units")
+
+    embedder = options.embedder or get_embedder(vault.config)
+    stats.embedder = embedder.id
+    vec_rows = [i for i, u in enumerate(units) if u["tier"] in ("HOT", "WARM")]
+    matrix = None
+    ecache = EmbeddingCache(state / A.EMBED_CACHE, embedder.id)
+    try:
+        matrix, stats.embedded = embed_texts([texts[i] for i in vec_rows], embedder, ecache,
+                                             progress=options.progress)
+        stats.embed_cached = len(vec_rows) - stats.embedded
+    except EmbeddingError as exc:
+        stats.embed_error = str(exc)
+    finally:
+        ecache.close()
+    timer.lap("embed")
+
+    build_id = now.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
+    tmp = state / A.BUILDS / (build_id + ".partial")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    for tier in ("HOT", "WARM"):
+        ids = np.array([i for i in vec_rows if units[i]["tier"] == tier], dtype=np.int64)
+        if matrix is None or matrix.size == 0:
+            stats.vectors[tier] = 0
+            continue
+        pos = {row: k for k, row in enumerate(vec_rows)}
+        index = faiss.IndexIDMap2(faiss.IndexFlatIP(int(matrix.shape[1])))
+        if len(ids):
+            index.add_with_ids(matrix[[pos[i] for i in ids]], ids)
+        faiss.write_index(index, str(tmp / A.VECTORS[tier]))
+        stats.vectors[tier] = int(index.ntotal)
+    timer.lap("vectors")
+
+    with (tmp / A.UNITS).open("w", encoding="utf-8") as fh:
+        for row in units:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    if units:
+        import bm25s
+
+        retriever = bm25s.BM25()
+        retriever.index(tokens, show_progress=False)
+        retriever.save(str(tmp / A.LEXICAL), show_progress=False)
+    timer.lap("lexical")
+
+    resolver = LinkResolver(records)
+    edges = resolve_edges(records, resolver)
+    graph = build_graph(records, edges, {k: v.tier for k, v in tiers.items()})
+    with (tmp / A.GRAPH).open("wb") as fh:
+        pickle.dump(graph, fh, protocol=4)
+    stats.edges = len(edges)
+    timer.lap("graph")
+
+    digest = build_digest(records, edges, tiers)
+    (tmp / A.DIGEST).write_text(json.dumps(digest, ensure_ascii=False, indent=1) + "\n",
+                                encoding="utf-8")
+    lines = claims_lines(records)
+    stats.claims = len(lines)
+    (tmp / A.CLAIMS).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    timer.lap("digest")
+
+    manifest = {
+        "schema_version": A.SCHEMA_VERSION, "build": build_id, "compiled_at": now_s,
+        "embedder": {"id": embedder.id,
+                     "dim": int(matrix.shape[1]) if matrix is not None and matrix.size else None},
+        "vectors_complete": stats.embed_error is None,
+        "vault_fingerprint": digest["vault_fingerprint"],
+        "notes": {r.path: {"sha256": r.checksum, "key": r.key, "kind": r.kind,
+                           "first_seen": first_seen[r.path], "tier": tiers[r.key].tier}
+                  for r in records},
+        "malformed": {m.path: {"line": m.line, "message": m.message} for m in stats.malformed},
+        "counts": {"notes": stats.notes, "units": stats.units, "edges": stats.edges,
+                   "claims": stats.claims, "tiers": stats.tiers, "vectors": stats.vectors},
+    }
+    stats.build = build_id
+    timer.lap("manifest")
+    _publish(state, tmp, build_id, manifest, stats, timer)
+    _save_pickle(state / A.RECORD_CACHE, {"version": RECORD_CACHE_VERSION, "records": entries})
+    return stats
+
+
+def _publish(state: Path, tmp: Path, build_id: str, manifest: dict[str, Any],
+             stats: CompileStats, timer: _Timer) -> None:
+    timer.lap("publish")
+    timer.total()
+    manifest["timings_ms"] = stats.ms
+    (tmp / A.MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n",
+                                  encoding="utf-8")
+    final = state / A.BUILDS / build_id
+    os.replace(tmp, final)
+    atomic_write(state / A.CURRENT, json.dumps({"schema": A.SCHEMA_VERSION,
+                                                "build": build_id}).encode())
+    builds = sorted((p for p in (state / A.BUILDS).iterdir() if p.is_dir()),
+                    key=lambda p: p.stat().st_mtime_ns)
+    for old in builds[:-KEEP_BUILDS]:
+        if old.name != build_id:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+@dataclass
+class CheckResult:
+    ok: bool
+    reason: str
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+
+
+def check_artifacts(vault: Vault, embedder_id: str | None = None) -> CheckResult:
+    """Do the published artifacts match the vault? (content hashes, embedder, completeness)
+
+    `embedder_id` defaults to the embedder alaya.toml / ALAYA_EMBED_* selects.
+    """
+    build = A.current_build(vault.state_dir)
+    if build is None:
+        return CheckResult(False, "no artifacts: run `alaya compile`")
+    manifest = build.manifest()
+    known = {p: v["sha256"] for p, v in manifest.get("notes", {}).items()}
+    malformed = set(manifest.get("malformed", {}))
+    result = CheckResult(True, "artifacts match the vault")
+    seen = set()
+    for rel in vault.note_paths():
+        seen.add(rel)
+        try:
+            digest = checksum((vault.root / rel).read_bytes())
+        except OSError:
+            continue
+        if rel in malformed and rel not in known:
+            continue
+        if rel not in known:
+            result.added.append(rel)
+        elif known[rel] != digest:
+            result.changed.append(rel)
+    result.deleted = sorted((set(known) | malformed) - seen)
+    if embedder_id is None:
+        try:
+            embedder_id = get_embedder(vault.config).id
+        except AlayaError:
+            embedder_id = manifest["embedder"]["id"]
+    if result.added or result.changed or result.deleted:
+        result.ok, result.reason = False, "notes changed since the last compile"
+    elif embedder_id != manifest["embedder"]["id"]:
+        result.ok = False
+        result.reason = (f"embedder changed ({manifest['embedder']['id']} → {embedder_id}): "
+                         "compile re-embeds everything")
+    elif not manifest.get("vectors_complete", True):
+        result.ok, result.reason = False, "vectors incomplete (embedding failed last time)"
+    return result

@@ -1,0 +1,154 @@
+"""A parsed note reduced to what the artifacts need — cached per note between compiles.
+
+A `NoteRecord` depends only on its own file, so an unchanged file is never parsed again.
+Link targets stay unresolved here: resolution needs every note and happens in graph building.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from vault_engine.frontmatter import format_datetime
+from vault_engine.lexical import tokenize
+from vault_engine.model import Card, Entity, Note, Session, Tombstone
+from vault_engine.serialize import claim_dict, jsonable
+
+# Kinds that become recall targets; the rest (templates, reports, archive, MEMORY.md …) are
+# graph nodes at most.
+UNIT_KINDS = frozenset({"card", "entity", "session", "note", "scene", "query"})
+GRAPH_KINDS = UNIT_KINDS
+SUMMARY_CHARS = 400
+LEXICAL_CHARS = 6000
+TURN_CHUNK_CHARS = 1200
+
+_LINK_TEXT_RE = re.compile(r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
+_MD_NOISE_RE = re.compile(r"[#>*_`~]+|^\s*[-+]\s+", re.M)
+
+
+def plain(text: str) -> str:
+    """Markdown → plain text for embedding: `[[a|b]]` → `b`, markup and runs of space removed."""
+    text = _LINK_TEXT_RE.sub(lambda m: m.group(2) or m.group(1), text)
+    text = _MD_NOISE_RE.sub(" ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One recall target: a card, an entity, a plain note, or one turn (window) of a session."""
+
+    anchor: str | None  # "t3" for a session turn
+    embed_text: str  # the shortest text that carries the meaning
+    lexical_tokens: tuple[str, ...]
+    snippet: str
+
+
+@dataclass(frozen=True)
+class RelationRef:
+    type: str
+    target: str
+    weight: float
+    reason: str
+    origin: str
+
+
+@dataclass(frozen=True)
+class NoteRecord:
+    path: str
+    checksum: str
+    key: str  # graph/digest node id: the note id, else "path:<path>"
+    id: str | None
+    kind: str
+    title: str
+    stem: str
+    aliases: tuple[str, ...]
+    tags: tuple[str, ...]
+    namespace: str
+    type: str | None
+    pinned: bool
+    created: str | None
+    updated: str | None
+    importance: float | None
+    source_sessions: tuple[str, ...]
+    relations: tuple[RelationRef, ...]
+    evidence_targets: tuple[tuple[str, float], ...]  # (link target, confidence)
+    claims: tuple[dict[str, Any], ...]
+    units: tuple[Unit, ...]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _card_text(note: Note, claims: list[str], extra: list[str]) -> str:
+    parts = [note.title]
+    parts += claims
+    summary = plain(note.body)[:SUMMARY_CHARS]
+    if summary:
+        parts.append(summary)
+    parts += extra
+    return "\n".join(p for p in parts if p)
+
+
+def _turn_units(note: Session) -> list[Unit]:
+    units: list[Unit] = []
+    day = note.started.date().isoformat() if note.started else None
+    for turn in note.turns:
+        when = turn.timestamp.date().isoformat() if turn.timestamp else day
+        speaker = turn.name or turn.role
+        text = plain(turn.text)
+        if not text:
+            continue
+        chunks = [text[i:i + TURN_CHUNK_CHARS] for i in range(0, len(text), TURN_CHUNK_CHARS)]
+        for chunk in chunks:
+            prefix = f"[{when}] " if when else ""
+            line = f"{prefix}{speaker}: {chunk}"
+            units.append(Unit(anchor=turn.anchor, embed_text=line,
+                              lexical_tokens=tuple(tokenize(line)), snippet=line[:240]))
+    return units
+
+
+def build_record(note: Note) -> NoteRecord:
+    claims = getattr(note, "claims", ())
+    claim_texts = [c.text for c in claims if c.status not in ("refuted", "superseded")]
+    units: list[Unit] = []
+    if note.kind in UNIT_KINDS:
+        if isinstance(note, Session):
+            units = _turn_units(note)
+        else:
+            extra: list[str] = []
+            if isinstance(note, Entity):
+                extra = [x for x in (note.lane, ", ".join(note.ask_for)) if x]
+                if note.aliases:
+                    extra.append("also known as " + ", ".join(note.aliases))
+            embed = _card_text(note, claim_texts, extra)
+            lexical = "\n".join([note.title, " ".join(note.aliases), " ".join(note.tags),
+                                 *claim_texts, plain(note.body)[:LEXICAL_CHARS], *extra])
+            snippet = (claim_texts[0] if claim_texts else plain(note.body))[:240]
+            units = [Unit(anchor=None, embed_text=embed, lexical_tokens=tuple(tokenize(lexical)),
+                          snippet=snippet)]
+    relations = tuple(RelationRef(type=r.type, target=r.target, weight=float(r.weight),
+                                  reason=str(r.reason or ""), origin=r.origin)
+                      for r in note.relations if r.target)
+    evidence = tuple((ev.link.target, float(ev.confidence if ev.confidence is not None else 1.0))
+                     for c in claims for ev in c.evidence if ev.link is not None and ev.link.target)
+    card = note if isinstance(note, Card) else None
+    created = card.created if card else getattr(note, "started", None)
+    extra_fields: dict[str, Any] = {}
+    if isinstance(note, Entity):
+        extra_fields = {"lane": note.lane, "ask_for": list(note.ask_for)}
+    elif isinstance(note, Tombstone):
+        extra_fields = {"merged_into": note.merged_into, "reason": note.reason}
+    elif isinstance(note, Session):
+        extra_fields = {"turns": len(note.turns), "channel": note.channel, "agent": note.agent}
+    return NoteRecord(
+        path=note.path, checksum=note.checksum, key=note.id or f"path:{note.path}",
+        id=note.id, kind=note.kind, title=note.title, stem=note.stem, aliases=note.aliases,
+        tags=note.tags, namespace=note.namespace,
+        type=card.type if card else (note.entity_type if isinstance(note, Entity) else None),
+        pinned=bool(card.pinned) if card else False,
+        created=format_datetime(created) if created else None,
+        updated=format_datetime(card.updated) if card and card.updated else None,
+        importance=card.importance if card else None,
+        source_sessions=card.source_sessions if card else (),
+        relations=relations, evidence_targets=evidence,
+        claims=tuple(jsonable(claim_dict(c)) for c in claims), units=tuple(units),
+        extra=extra_fields)

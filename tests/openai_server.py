@@ -1,0 +1,79 @@
+"""A real local HTTP server speaking the OpenAI embeddings (and chat) API, with scripted faults."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from vault_engine.providers.embedding import HashEmbedder
+
+
+class FakeOpenAI:
+    """`with FakeOpenAI() as srv:` → `srv.url` is `http://127.0.0.1:PORT/v1`.
+
+    `srv.faults` is a queue of behaviours for the next requests: "500", "429", "timeout",
+    "malformed", "short" (fewer vectors than inputs). Requests are recorded in `srv.requests`.
+    """
+
+    def __init__(self, dim: int = 64, sleep_s: float = 2.0) -> None:
+        self.embedder = HashEmbedder(dim)
+        self.faults: deque[str] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.sleep_s = sleep_s
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with outer.lock:
+                    outer.requests.append({"path": self.path, "body": body,
+                                           "auth": self.headers.get("Authorization")})
+                    fault = outer.faults.popleft() if outer.faults else None
+                if fault == "timeout":
+                    time.sleep(outer.sleep_s)
+                if fault in ("500", "429"):
+                    return self._send(int(fault), {"error": {"message": "scripted failure"}})
+                if fault == "malformed":
+                    return self._send(200, None, raw=b"{not json")
+                inputs = body.get("input") or []
+                if isinstance(inputs, str):
+                    inputs = [inputs]
+                vecs = outer.embedder.embed_passages(inputs)
+                if fault == "short":
+                    vecs = vecs[:-1]
+                data = [{"object": "embedding", "index": i, "embedding": v.tolist()}
+                        for i, v in enumerate(vecs)]
+                self._send(200, {"object": "list", "data": data, "model": body.get("model")})
+
+            def _send(self, status: int, obj: Any, raw: bytes | None = None) -> None:
+                payload = raw if raw is not None else json.dumps(obj).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeOpenAI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,99 @@
+"""The format of the compiled artifacts under `.alaya/`, defined once.
+
+`compilers/` writes it; recall, traverse, status and introspect read it through this module.
+
+```
+.alaya/
+  current.json              {"schema": 1, "build": "<build-id>"} — swapped atomically
+  builds/<build-id>/        one complete, immutable set of artifacts
+    manifest.json           schema, embedder, per-note hashes, counts, timings
+    units.jsonl             one recall target per line (row i = FAISS id i)
+    vectors-hot.faiss       IndexIDMap2(IndexFlatIP) over HOT units (loaded into RAM)
+    vectors-warm.faiss      the same over WARM units (memory-mapped, IO_FLAG_MMAP_IFC)
+    lexical/                bm25s index over every unit (HOT, WARM and COLD)
+    graph.pickle            networkx MultiDiGraph of cards, entities, sessions, notes
+    agent-digest.json       the compact view for agents that read files
+    claims.jsonl            one claim per line
+  cache/embeddings.sqlite   (embedder id, text hash) → vector; survives every build
+  cache/records.pickle      per-note parse results keyed by path + checksum
+  telemetry/recall.jsonl    append-only recall events
+  lock, compile.lock        the vault write lock and the compile lock
+```
+
+Publishing writes a whole new build directory, then replaces `current.json` in one
+`os.replace`: a reader sees the old set or the new set, never a mix. The previous build is kept
+for readers still holding it; older ones are deleted.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+CURRENT = "current.json"
+BUILDS = "builds"
+MANIFEST = "manifest.json"
+UNITS = "units.jsonl"
+VECTORS = {"HOT": "vectors-hot.faiss", "WARM": "vectors-warm.faiss"}
+LEXICAL = "lexical"
+GRAPH = "graph.pickle"
+DIGEST = "agent-digest.json"
+CLAIMS = "claims.jsonl"
+EMBED_CACHE = "cache/embeddings.sqlite"
+RECORD_CACHE = "cache/records.pickle"
+TELEMETRY = "telemetry/recall.jsonl"
+COMPILE_LOCK = "compile.lock"
+TIERS = ("HOT", "WARM", "COLD")
+
+
+@dataclass(frozen=True)
+class Build:
+    """One published set of artifacts."""
+
+    root: Path  # .alaya/builds/<id>
+    build_id: str
+
+    def path(self, name: str) -> Path:
+        return self.root / name
+
+    def manifest(self) -> dict[str, Any]:
+        return json.loads(self.path(MANIFEST).read_text(encoding="utf-8"))
+
+    def units(self) -> list[dict[str, Any]]:
+        with self.path(UNITS).open(encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+
+    def digest(self) -> dict[str, Any]:
+        return json.loads(self.path(DIGEST).read_text(encoding="utf-8"))
+
+    def graph(self) -> Any:
+        """The networkx graph. Only ever loads a pickle our own compile wrote."""
+        import pickle
+
+        with self.path(GRAPH).open("rb") as fh:
+            return pickle.load(fh)
+
+    def vector_index(self, tier: str, mmap: bool = True) -> Any:
+        """The FAISS index of a tier (None if the tier has no vectors)."""
+        import faiss
+
+        path = self.path(VECTORS[tier])
+        if not path.exists():
+            return None
+        flags = faiss.IO_FLAG_MMAP_IFC if mmap else 0
+        return faiss.read_index(str(path), flags)
+
+
+def current_build(state_dir: Path) -> Build | None:
+    pointer = state_dir / CURRENT
+    try:
+        data = json.loads(pointer.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return None
+    root = state_dir / BUILDS / str(data.get("build", ""))
+    if not data.get("build") or not (root / MANIFEST).exists():
+        return None
+    return Build(root=root, build_id=str(data["build"]))

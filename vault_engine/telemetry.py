@@ -1,0 +1,80 @@
+"""Recall telemetry: append-only events under `.alaya/telemetry/`, never in git.
+
+One JSON object per line: `{"ts": ISO, "query": str, "hits": [{"id", "score"}], "latency_ms"}`.
+`note_stats` aggregates them into what temperature, tiers and promotion need.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .artifacts import TELEMETRY
+
+
+@dataclass
+class NoteStats:
+    access_count: int = 0
+    last_accessed: dt.datetime | None = None
+    first_accessed: dt.datetime | None = None
+    scores: list[float] = field(default_factory=list)
+    queries: set[str] = field(default_factory=set)
+    days: set[str] = field(default_factory=set)
+
+    @property
+    def relevance(self) -> float:
+        return sum(self.scores) / len(self.scores) if self.scores else 0.0
+
+
+def append_event(state_dir: Path, event: Mapping[str, Any]) -> None:
+    """Append one event; a single write of one line keeps concurrent appenders whole."""
+    path = state_dir / TELEMETRY
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(dict(event), ensure_ascii=False, separators=(",", ":")) + "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, line.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def read_events(state_dir: Path) -> Iterable[dict[str, Any]]:
+    path = state_dir / TELEMETRY
+    if not path.exists():
+        return
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue  # a torn last line from a crash is skipped, never fatal
+            if isinstance(event, dict):
+                yield event
+
+
+def note_stats(state_dir: Path) -> dict[str, NoteStats]:
+    stats: dict[str, NoteStats] = {}
+    for event in read_events(state_dir):
+        try:
+            when = dt.datetime.fromisoformat(str(event.get("ts", "")).replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        query = str(event.get("query", ""))
+        for hit in event.get("hits") or []:
+            if not isinstance(hit, dict) or not hit.get("id"):
+                continue
+            s = stats.setdefault(str(hit["id"]), NoteStats())
+            s.access_count += 1
+            s.last_accessed = max(filter(None, (s.last_accessed, when)))
+            s.first_accessed = min(filter(None, (s.first_accessed, when)))
+            score = hit.get("score")
+            if isinstance(score, int | float):
+                s.scores.append(float(score))
+            s.queries.add(query)
+            s.days.add(when.date().isoformat())
+    return stats
