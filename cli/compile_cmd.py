@@ -91,3 +91,66 @@ def compile_cmd(obj: Any, check: bool, strict: bool, full: bool, as_json: bool) 
 
 def register(group: click.Group) -> None:
     group.add_command(compile_cmd)
+    group.add_command(watch)
+
+
+@click.command()
+@click.option("--debounce", type=float, default=0.5, show_default=True,
+              help="Seconds of quiet before compiling a batch of changes.")
+@click.option("--max-wait", type=float, default=5.0, show_default=True,
+              help="Compile at the latest this many seconds after a burst began.")
+@json_option
+@click.pass_obj
+@pass_json
+def watch(obj: Any, debounce: float, max_wait: float, as_json: bool) -> None:
+    """Keep the artifacts fresh: compile on every change to the vault.
+
+    Watches the vault (ignoring .git/, .alaya/, .obsidian/, temp and swap files), waits for a
+    quiet moment, and runs the same incremental compile as `alaya compile`. A bad note is
+    reported and skipped; the watcher keeps going. Stop with Ctrl-C or SIGTERM.
+    With --json, prints one JSON object per compile (JSON lines).
+
+    \b
+    Example:
+      alaya watch --debounce 0.3
+    """
+    import json
+    import signal
+    import threading
+
+    from compilers.watch import watch as watch_loop
+
+    vault = obj.vault()
+    stop = threading.Event()
+
+    def handle(signum: int, frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, handle)
+    signal.signal(signal.SIGTERM, handle)
+
+    def on_compile(changes: list[str], stats: CompileStats) -> None:
+        if as_json:
+            click.echo(json.dumps({"event": "compiled", "changes": changes,
+                                   "stats": stats.to_dict()}, ensure_ascii=False))
+            return
+        what = (f"{len(changes)} change(s): " + ", ".join(changes[:5])
+                + (" …" if len(changes) > 5 else "")) if changes else "start"
+        echo(ok(f"{what} → compiled in {stats.ms.get('total', 0):.0f} ms "
+                f"(parsed {stats.parsed}, embedded {stats.embedded}, deleted {stats.deleted})"),
+             err=True)
+        for m in stats.malformed:
+            echo(warn(f"skipped {m.path}:{m.line or 1}: {m.message}"), err=True)
+
+    def on_error(changes: list[str], exc: BaseException) -> None:
+        if as_json:
+            click.echo(json.dumps({"event": "error", "changes": changes, "error": str(exc)}))
+        else:
+            echo(fail(f"compile failed ({exc}); still watching"), err=True)
+
+    if not as_json:
+        echo(f"Watching {vault.root} (Ctrl-C to stop)", err=True)
+    watch_loop(vault, stop, on_compile=on_compile, on_error=on_error, debounce=debounce,
+               max_wait=max_wait)
+    if not as_json:
+        echo("Stopped.", err=True)

@@ -15,6 +15,7 @@ sorted order, so the same vault always pickles to the same bytes.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -78,17 +79,23 @@ def resolve_edges(records: Sequence[NoteRecord], resolver: LinkResolver) -> list
 
 def build_graph(records: Sequence[NoteRecord], edges: Sequence[Edge],
                 tiers: Mapping[str, str]):  # type: ignore[no-untyped-def]
+    """The graph, with every string interned: pickle shares equal strings by identity, so
+    interning makes the bytes depend only on the content, not on which objects came from the
+    record cache (incremental) and which were freshly parsed."""
     import networkx as nx
 
+    s = sys.intern
     graph = nx.MultiDiGraph()
     for rec in sorted(records, key=lambda r: r.key):
         if rec.kind not in GRAPH_KINDS:
             continue
-        graph.add_node(rec.key, title=rec.title, kind=rec.kind, type=rec.type or "",
-                       path=rec.path, namespace=rec.namespace, tier=tiers.get(rec.key, "COLD"))
+        graph.add_node(s(rec.key), title=s(rec.title), kind=s(rec.kind), type=s(rec.type or ""),
+                       path=s(rec.path), namespace=s(rec.namespace),
+                       tier=s(tiers.get(rec.key, "COLD")))
     for e in edges:
-        attrs = {"type": e.type, "weight": e.weight, "reason": e.reason, "origin": e.origin}
-        graph.add_edge(e.source, e.target, key=e.type, symmetric=e.symmetric, **attrs)
+        attrs = {"type": s(e.type), "weight": e.weight, "reason": s(e.reason),
+                 "origin": s(e.origin)}
+        graph.add_edge(s(e.source), s(e.target), key=s(e.type), symmetric=e.symmetric, **attrs)
         if e.symmetric:
-            graph.add_edge(e.target, e.source, key=e.type, symmetric=True, **attrs)
+            graph.add_edge(s(e.target), s(e.source), key=s(e.type), symmetric=True, **attrs)
     return graph

@@ -5,11 +5,11 @@
     frequency   = min(1, access_count / 20)
     relevance   = mean similarity score of the note in recent recalls
 
-| tier | when | storage |
-|---|---|---|
-| HOT  | pinned, or temperature ≥ hot_threshold, or created/accessed within recent_days, or access_count > hot_access_count | vectors in RAM |
-| WARM | temperature ≥ warm_threshold, or not yet cold | vectors on disk, memory-mapped |
-| COLD | temperature < warm_threshold and no access for cold_days (counting from when the note entered the vault if never accessed) | no vectors: lexical and graph only |
+- HOT (vectors in RAM): pinned, or temperature ≥ hot_threshold, or created/accessed within
+  recent_days, or accessed more than hot_access_count times.
+- COLD (no vectors: lexical and graph only): temperature < warm_threshold and no access for
+  cold_days (counting from when the note entered the vault if never accessed).
+- WARM (vectors on disk, memory-mapped): everything else.
 
 Then HOT is capped at hot_limit (coolest demoted to WARM) and WARM at warm_limit (coolest
 demoted to COLD); pinned notes are never demoted below HOT. "Created" is when the note entered

@@ -35,8 +35,10 @@ class EmbeddingError(AlayaError):
 
 
 class Embedder(Protocol):
-    id: str
-    dim: int
+    @property
+    def id(self) -> str: ...
+    @property
+    def dim(self) -> int: ...
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
