@@ -62,3 +62,39 @@ def card_text(i: int, rng: random.Random, n_cards: int) -> tuple[str, str]:
 def cards(n: int, seed: int = 7) -> list[str]:
     rng = random.Random(seed)
     return [card_text(i, rng, n)[1] for i in range(n)]
+
+
+def session_text(s: int, rng: random.Random, turns: int = 10) -> str:
+    zh = s % 4 == 3
+    lines = ["---", f"id: session-{s:05d}", f"title: \"Session {s}\"", "channel: telegram",
+             "agent: main", f"started: 2026-03-{1 + s % 28:02d}T06:00:00Z", "---"]
+    for t in range(1, turns + 1):
+        role, name = ("user", "Alice") if t % 2 else ("assistant", "main")
+        lines += [f"> [!{role}] t{t} · {role} · {name} · 2026-03-{1 + s % 28:02d}T06:{t:02d}:00Z",
+                  "> " + sentence(rng, rng.randint(8, 30), zh), "", f"^t{t}", ""]
+    return "\n".join(lines) + "\n"
+
+
+def write_vault(root, n_cards: int, seed: int = 7) -> None:  # type: ignore[no-untyped-def]
+    """A realistic synthetic vault on disk: n cards (1 in 4 Chinese), n/20 sessions."""
+    from pathlib import Path
+
+    from vault_engine.ids import safe_filename
+    from vault_engine.init_vault import template_files
+
+    root = Path(root)
+    rng = random.Random(seed)
+    for rel, src in template_files():
+        dest = root / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(src.read_bytes())
+    for i in range(n_cards):
+        title, text = card_text(i, rng, n_cards)
+        ctype = text.split("\ntype: ", 1)[1].split()[0]
+        path = root / "cards" / ctype / f"{safe_filename(title)}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    for s in range(max(1, n_cards // 20)):
+        path = root / "sessions" / "2026-03" / f"session-{s:05d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(session_text(s, rng), encoding="utf-8")

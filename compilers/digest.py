@@ -1,14 +1,18 @@
-"""`agent-digest.json` and `claims.jsonl`: the compact view for agents that read files.
+"""`agent-digest.json`, `claims.jsonl` and `units.jsonl`, assembled from per-note fragments.
 
-Schema: docs/schemas/agent-digest.schema.json (`schema_version` 1). Deterministic: pages sorted
-by id, keys in a fixed order, no wall-clock time — the same vault gives the same bytes.
+Schema: docs/schemas/agent-digest.schema.json (`schema_version` 1). Each note's page, claim
+lines and unit rows are serialised once and cached (`Fragment`) until the note, its tier or its
+resolved out-edges change, so an incremental compile re-serialises only what changed.
+Deterministic: pages sorted by path, keys in a fixed order, no wall-clock time — the same
+vault gives the same bytes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from vault_engine.tiers import TierResult
@@ -18,6 +22,17 @@ from .records import GRAPH_KINDS, NoteRecord
 
 DIGEST_SCHEMA_VERSION = 1
 TOP_CLAIMS = 5
+# One C-accelerated encoder for everything (indent= would fall back to pure Python).
+_ENC = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Fragment:
+    key: tuple[Any, ...]  # (checksum, tier, temperature, out-edges): valid while equal
+    page: str  # the digest page as JSON ("" for notes that are not pages)
+    claims: str  # claims.jsonl lines
+    n_claims: int
+    units: str  # units.jsonl lines (row i = FAISS id i)
 
 
 def fingerprint(records: Sequence[NoteRecord]) -> str:
@@ -36,56 +51,52 @@ def _top_claims(rec: NoteRecord) -> list[dict[str, Any]]:
             for c in live[:TOP_CLAIMS]]
 
 
-def build_digest(records: Sequence[NoteRecord], edges: Sequence[Edge],
-                 tiers: Mapping[str, TierResult]) -> dict[str, Any]:
-    out_edges: dict[str, list[dict[str, Any]]] = {}
-    for e in edges:
-        out_edges.setdefault(e.source, []).append(
-            {"type": e.type, "target": e.target, "weight": e.weight})
-        if e.symmetric:
-            out_edges.setdefault(e.target, []).append(
-                {"type": e.type, "target": e.source, "weight": e.weight})
-    pages = []
+def page_dict(rec: NoteRecord, tier: TierResult, out: Sequence[Edge]) -> dict[str, Any]:
+    page: dict[str, Any] = {
+        "id": rec.key, "title": rec.title, "kind": rec.kind, "type": rec.type,
+        "path": rec.path, "namespace": rec.namespace, "aliases": list(rec.aliases),
+        "tags": list(rec.tags), "tier": tier.tier, "temperature": round(tier.temperature, 3),
+        "created": rec.created, "updated": rec.updated, "importance": rec.importance,
+        "pinned": rec.pinned, "claim_count": len(rec.claims), "claims": _top_claims(rec),
+        "relations": sorted(({"type": e.type, "target": e.target, "weight": e.weight}
+                             for e in out), key=lambda r: (r["type"], r["target"])),
+        "source_sessions": list(rec.source_sessions),
+    }
+    for key in ("lane", "ask_for", "turns", "channel", "agent"):
+        if key in rec.extra:
+            page[key] = rec.extra[key]
+    return page
+
+
+def make_fragment(rec: NoteRecord, tier: TierResult, out: Sequence[Edge],
+                  key: tuple[Any, ...]) -> Fragment:
+    page = _ENC.encode(page_dict(rec, tier, out)) if rec.kind in GRAPH_KINDS else ""
+    claims = "".join(_ENC.encode({
+        "note": rec.key, "path": rec.path, "title": rec.title, "claim": c["id"],
+        "text": c["text"], "confidence": c.get("confidence"), "status": c.get("status"),
+        "valid_from": c.get("valid_from"), "valid_until": c.get("valid_until"),
+        "evidence": c.get("evidence") or []}) + "\n" for c in rec.claims)
+    units = "".join(_ENC.encode({
+        "note": rec.key, "kind": rec.kind, "anchor": u.anchor, "title": rec.title,
+        "path": rec.path, "tier": tier.tier, "namespace": rec.namespace, "type": rec.type,
+        "snippet": u.snippet}) + "\n" for u in rec.units)
+    return Fragment(key=key, page=page, claims=claims, n_claims=len(rec.claims), units=units)
+
+
+def digest_header(records: Sequence[NoteRecord], edges: Sequence[Edge],
+                  pages: Sequence[Fragment]) -> str:
+    """The digest without its pages: `"pages":null` is replaced by the joined fragments."""
     counts: dict[str, int] = {}
     n_claims = 0
-    for rec in sorted(records, key=lambda r: r.key):
-        if rec.kind not in GRAPH_KINDS:
-            continue
-        counts[rec.kind] = counts.get(rec.kind, 0) + 1
-        n_claims += len(rec.claims)
-        tier = tiers.get(rec.key)
-        page: dict[str, Any] = {
-            "id": rec.key, "title": rec.title, "kind": rec.kind, "type": rec.type,
-            "path": rec.path, "namespace": rec.namespace, "aliases": list(rec.aliases),
-            "tags": list(rec.tags), "tier": tier.tier if tier else "COLD",
-            "temperature": round(tier.temperature, 3) if tier else 0.0,
-            "created": rec.created, "updated": rec.updated, "importance": rec.importance,
-            "pinned": rec.pinned, "claim_count": len(rec.claims), "claims": _top_claims(rec),
-            "relations": sorted(out_edges.get(rec.key, []),
-                                key=lambda r: (r["type"], r["target"])),
-            "source_sessions": list(rec.source_sessions),
-        }
-        for key in ("lane", "ask_for", "turns", "channel", "agent"):
-            if key in rec.extra:
-                page[key] = rec.extra[key]
-        pages.append(page)
-    return {
+    for rec in records:
+        if rec.kind in GRAPH_KINDS:
+            counts[rec.kind] = counts.get(rec.kind, 0) + 1
+            n_claims += len(rec.claims)
+    return _ENC.encode({
         "schema": "alaya/agent-digest",
         "schema_version": DIGEST_SCHEMA_VERSION,
         "vault_fingerprint": fingerprint(records),
         "counts": {"pages": len(pages), "claims": n_claims, "relations": len(edges),
                    "by_kind": dict(sorted(counts.items()))},
-        "pages": pages,
-    }
-
-
-def claims_lines(records: Sequence[NoteRecord]) -> list[str]:
-    lines = []
-    for rec in sorted(records, key=lambda r: r.key):
-        for c in rec.claims:
-            row = {"note": rec.key, "path": rec.path, "title": rec.title, "claim": c["id"],
-                   "text": c["text"], "confidence": c.get("confidence"),
-                   "status": c.get("status"), "valid_from": c.get("valid_from"),
-                   "valid_until": c.get("valid_until"), "evidence": c.get("evidence") or []}
-            lines.append(json.dumps(row, ensure_ascii=False, sort_keys=False))
-    return lines
+        "pages": None,
+    })

@@ -57,14 +57,20 @@ class EmbeddingCache:
 
 
 def embed_texts(texts: Sequence[str], embedder: Embedder, cache: EmbeddingCache, *,
-                batch_size: int = 16, progress: Progress | None = None
-                ) -> tuple[np.ndarray, int]:
+                batch_size: int = 16, progress: Progress | None = None,
+                memory: dict[bytes, np.ndarray] | None = None) -> tuple[np.ndarray, int]:
     """Vectors for `texts` (row per text), embedding only what the cache lacks.
 
+    `memory` is an optional in-process dict in front of SQLite (the watcher keeps one).
     Returns (matrix, number of texts actually embedded).
     """
     keys = [text_key(t) for t in texts]
-    have = cache.get_many(keys)
+    have: dict[bytes, np.ndarray] = {}
+    if memory is not None:
+        have = {k: memory[k] for k in keys if k in memory}
+    lookup = [k for k in keys if k not in have]
+    if lookup:
+        have.update(cache.get_many(lookup))
     missing: dict[bytes, str] = {}
     for k, t in zip(keys, texts, strict=True):
         if k not in have and k not in missing:
@@ -82,6 +88,8 @@ def embed_texts(texts: Sequence[str], embedder: Embedder, cache: EmbeddingCache,
         done += len(batch)
         if progress:
             progress("embed", done, len(todo))
+    if memory is not None:
+        memory.update(have)
     if not texts:
         return np.zeros((0, 0), dtype=np.float32), 0
     return np.stack([have[k] for k in keys]).astype(np.float32), len(todo)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from vault_engine.links import LinkResolver
 from vault_engine.model import SYMMETRIC_RELATIONS
@@ -25,8 +25,9 @@ from vault_engine.model import SYMMETRIC_RELATIONS
 from .records import GRAPH_KINDS, NoteRecord
 
 
-@dataclass(frozen=True)
-class Edge:
+class Edge(NamedTuple):
+    """A resolved edge (a NamedTuple: cheap to create, compare and pickle in bulk)."""
+
     source: str
     target: str
     type: str
@@ -51,15 +52,22 @@ def resolve_edges(records: Sequence[NoteRecord], resolver: LinkResolver) -> list
         if old is None or edge.weight > old.weight:
             best[k] = edge
 
+    memo: dict[str, object] = {}
+
+    def resolve(target: str):  # type: ignore[no-untyped-def]
+        if target not in memo:  # many notes link the same targets (sessions, hubs)
+            memo[target] = resolver.resolve(target).note
+        return memo[target]
+
     body: list[Edge] = []
     for rec in records:
         if rec.kind not in GRAPH_KINDS:
             continue
         for rel in rec.relations:
-            res = resolver.resolve(rel.target)
-            if res.note is None or res.note.kind not in GRAPH_KINDS:
+            hit = resolve(rel.target)
+            if hit is None or hit.kind not in GRAPH_KINDS:
                 continue
-            edge = Edge(rec.key, res.note.key, rel.type, rel.weight, rel.reason, rel.origin,
+            edge = Edge(rec.key, hit.key, rel.type, rel.weight, rel.reason, rel.origin,
                         rel.type in SYMMETRIC_RELATIONS)
             if rel.origin == "body":
                 body.append(edge)
@@ -67,9 +75,9 @@ def resolve_edges(records: Sequence[NoteRecord], resolver: LinkResolver) -> list
                 add(edge)
         sessions = [(s, 1.0) for s in rec.source_sessions] + list(rec.evidence_targets)
         for target, conf in sessions:
-            res = resolver.resolve(target)
-            if res.note is not None and res.note.kind == "session":
-                add(Edge(rec.key, res.note.key, "EXTRACTED_FROM", conf, "", "evidence"))
+            hit = resolve(target)
+            if hit is not None and hit.kind == "session":
+                add(Edge(rec.key, hit.key, "EXTRACTED_FROM", conf, "", "evidence"))
     joined = {frozenset((s, t)) for s, t, _ in best}
     for edge in body:
         if frozenset((edge.source, edge.target)) not in joined:
@@ -86,16 +94,28 @@ def build_graph(records: Sequence[NoteRecord], edges: Sequence[Edge],
 
     s = sys.intern
     graph = nx.MultiDiGraph()
-    for rec in sorted(records, key=lambda r: r.key):
-        if rec.kind not in GRAPH_KINDS:
-            continue
-        graph.add_node(s(rec.key), title=s(rec.title), kind=s(rec.kind), type=s(rec.type or ""),
-                       path=s(rec.path), namespace=s(rec.namespace),
-                       tier=s(tiers.get(rec.key, "COLD")))
+    graph.add_nodes_from(
+        (s(rec.key), {"title": s(rec.title), "kind": s(rec.kind), "type": s(rec.type or ""),
+                      "path": s(rec.path), "namespace": s(rec.namespace),
+                      "tier": s(tiers.get(rec.key, "COLD"))})
+        for rec in sorted(records, key=lambda r: r.key) if rec.kind in GRAPH_KINDS)
+    rows = []
     for e in edges:
         attrs = {"type": s(e.type), "weight": e.weight, "reason": s(e.reason),
-                 "origin": s(e.origin)}
-        graph.add_edge(s(e.source), s(e.target), key=s(e.type), symmetric=e.symmetric, **attrs)
+                 "origin": s(e.origin), "symmetric": e.symmetric}
+        rows.append((s(e.source), s(e.target), s(e.type), attrs))
         if e.symmetric:
-            graph.add_edge(s(e.target), s(e.source), key=s(e.type), symmetric=True, **attrs)
+            rows.append((s(e.target), s(e.source), s(e.type), dict(attrs)))
+    graph.add_edges_from(rows)
     return graph
+
+
+def edges_by_source(edges: Sequence[Edge]) -> dict[str, list[Edge]]:
+    """Out-edges per node; a symmetric edge is listed on both ends (reversed on the target)."""
+    out: dict[str, list[Edge]] = {}
+    for e in edges:
+        out.setdefault(e.source, []).append(e)
+        if e.symmetric:
+            out.setdefault(e.target, []).append(
+                Edge(e.target, e.source, e.type, e.weight, e.reason, e.origin, True))
+    return out

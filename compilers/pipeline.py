@@ -13,13 +13,16 @@ Deleted and renamed notes simply disappear from the scan; their records leave th
 from __future__ import annotations
 
 import datetime as dt
+import gc
+import hashlib
 import json
 import os
 import pickle
 import secrets
 import shutil
 import time
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,16 +34,16 @@ from vault_engine.frontmatter import format_datetime
 from vault_engine.links import LinkResolver
 from vault_engine.notes import checksum, decode_note, parse_note
 from vault_engine.providers.embedding import Embedder, EmbeddingError, get_embedder
-from vault_engine.tiers import TierInput, assign_tiers
+from vault_engine.tiers import TierInput, TierResult, assign_tiers
 from vault_engine.vault import Vault, atomic_write
 
-from .digest import build_digest, claims_lines
+from .digest import Fragment, digest_header, fingerprint, make_fragment
 from .embeddings import EmbeddingCache, embed_texts
-from .graph import build_graph, resolve_edges
+from .graph import Edge, build_graph, edges_by_source, resolve_edges
 from .records import NoteRecord, build_record
 
 Progress = Callable[[str, int, int], None]
-RECORD_CACHE_VERSION = 2
+RECORD_CACHE_VERSION = 4
 KEEP_BUILDS = 2
 
 
@@ -99,20 +102,97 @@ class _Timer:
         self.stats.ms["total"] = round((time.perf_counter() - self.start) * 1000, 1)
 
 
-def _load_record_cache(path: Path) -> dict[str, tuple[int, int, NoteRecord]]:
-    try:
-        with path.open("rb") as fh:
-            data = pickle.load(fh)  # our own cache file, written below
-        if isinstance(data, dict) and data.get("version") == RECORD_CACHE_VERSION:
-            return dict(data["records"])
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, KeyError, TypeError):
-        pass
-    return {}
+@dataclass
+class CompileState:
+    """What one compile hands the next: parsed records, per-note output fragments and (in a
+    long-running watcher) the vectors already looked up. Persisted in `.alaya/cache/`."""
+
+    entries: dict[str, tuple[int, int, NoteRecord]] = field(default_factory=dict)
+    fragments: dict[str, Fragment] = field(default_factory=dict)
+    vectors: dict[bytes, Any] | None = None  # in-memory embedding cache (watcher only)
+    vectors_for: str = ""  # the embedder id those vectors belong to
+    edges: tuple[str, list[Edge]] | None = None  # (inputs signature, resolved edges)
+    vocab: dict[str, int] = field(default_factory=dict)  # BM25 token → id, append-only
+    token_ids: dict[str, tuple[str, list[array[int]]]] = field(default_factory=dict)
+
+    def resolved_edges(self, records: Sequence[NoteRecord]) -> list[Edge]:
+        """Edges, re-resolved only when a title, alias, path, id or relation changed."""
+        sig = _signature(
+            f"{r.path}|{r.key}|{r.kind}|{r.title}|{r.aliases}|{r.relations}|"
+            f"{r.evidence_targets}|{r.source_sessions}" for r in records)
+        if self.edges is None or self.edges[0] != sig:
+            self.edges = (sig, resolve_edges(records, LinkResolver(records)))
+        return self.edges[1]
+
+    def unit_token_ids(self, rec: NoteRecord) -> list[array[int]]:
+        """BM25 token ids of a note's units, through the persistent vocabulary."""
+        cached = self.token_ids.get(rec.path)
+        if cached is not None and cached[0] == rec.checksum:
+            return cached[1]
+        vocab = self.vocab
+        ids = [array("i", [vocab.setdefault(tok, len(vocab)) for tok in u.lexical.split()])
+               for u in rec.units]
+        self.token_ids[rec.path] = (rec.checksum, ids)
+        return ids
+
+    def compact_vocab(self, live_paths: Iterable[str]) -> None:
+        """Drop tokens no live note uses once they are a quarter of the vocabulary."""
+        live = [self.token_ids[p] for p in live_paths if p in self.token_ids]
+        used = {i for _, docs in live for doc in docs for i in doc}
+        if len(used) >= 0.75 * len(self.vocab):
+            return
+        self.vocab = {}
+        self.token_ids = {}
+
+    def fragment(self, rec: NoteRecord, tier: TierResult, out: Sequence[Edge]) -> Fragment:
+        key = (rec.checksum, tier.tier, round(tier.temperature, 3),
+               _signature(repr(e) for e in out) if out else "")
+        old = self.fragments.get(rec.path)
+        if old is not None and old.key == key:
+            return old
+        frag = make_fragment(rec, tier, out, key)
+        self.fragments[rec.path] = frag
+        return frag
+
+    @classmethod
+    def load(cls, path: Path) -> CompileState:
+        try:
+            with path.open("rb") as fh:
+                data = pickle.load(fh)  # our own cache file, written by save()
+            if isinstance(data, dict) and data.get("version") == RECORD_CACHE_VERSION:
+                return cls(entries=dict(data["records"]), fragments=dict(data["fragments"]),
+                           edges=data.get("edges"), vocab=dict(data.get("vocab") or {}),
+                           token_ids=dict(data.get("token_ids") or {}))
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, KeyError, TypeError):
+            pass
+        return cls()
+
+    def save(self, path: Path) -> None:
+        live = {p: f for p, f in self.fragments.items() if p in self.entries}
+        ids = {p: t for p, t in self.token_ids.items() if p in self.entries}
+        _save_pickle(path, {"version": RECORD_CACHE_VERSION, "records": self.entries,
+                            "fragments": live, "edges": self.edges, "vocab": self.vocab,
+                            "token_ids": ids})
+
+
+def _signature(parts: Iterable[str]) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        h.update(part.encode("utf-8"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def units_reusable(prev_build: A.Build | None, prev: dict[str, Any] | None, key: str, sig: str,
+                   name: str) -> bool:
+    """Can the previous build's artifact `name` be reused (same inputs signature)?"""
+    return (prev_build is not None and prev is not None and prev.get(key) == sig
+            and prev_build.path(name).exists())
 
 
 def _save_pickle(path: Path, obj: object) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+    atomic_write(path, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), durable=False)
 
 
 def scan(vault: Vault, cache: dict[str, tuple[int, int, NoteRecord]], stats: CompileStats,
@@ -171,18 +251,35 @@ def _parse_time(value: str | None) -> dt.datetime | None:
         return None
 
 
-def compile_vault(vault: Vault, options: CompileOptions | None = None) -> CompileStats:
-    """Compile the vault's artifacts incrementally and publish them atomically."""
+def compile_vault(vault: Vault, options: CompileOptions | None = None,
+                  state: CompileState | None = None) -> CompileStats:
+    """Compile the vault's artifacts incrementally and publish them atomically.
+
+    `state` lets a long-running caller (the watcher) keep parsed records and fragments in
+    memory between compiles instead of reloading them from `.alaya/cache/`.
+    """
     from filelock import FileLock
 
     options = options or CompileOptions()
-    state = vault.state_dir
-    state.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(state / A.COMPILE_LOCK)):
-        return _compile(vault, options)
+    vault.state_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(vault.state_dir / A.COMPILE_LOCK)):
+        # The compile allocates hundreds of thousands of small objects and frees few: the
+        # cyclic GC would rescan them all repeatedly for nothing (~30% of the time at 10k).
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            cstate = state if state is not None else CompileState.load(
+                vault.state_dir / A.RECORD_CACHE)
+            stats = _compile(vault, options, cstate)
+            if state is None:
+                cstate.save(vault.state_dir / A.RECORD_CACHE)
+            return stats
+        finally:
+            if enabled:
+                gc.enable()
 
 
-def _compile(vault: Vault, options: CompileOptions) -> CompileStats:
+def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> CompileStats:
     import faiss
     import numpy as np
 
@@ -194,8 +291,8 @@ def _compile(vault: Vault, options: CompileOptions) -> CompileStats:
     prev_build = A.current_build(state)
     prev = prev_build.manifest() if prev_build else None
 
-    cache = _load_record_cache(state / A.RECORD_CACHE)
-    entries = scan(vault, cache, stats, full=options.full)
+    entries = scan(vault, cstate.entries, stats, full=options.full)
+    cstate.entries = entries
     records = sorted((e[2] for e in entries.values()), key=lambda r: r.path)
     stats.notes = len(records)
     timer.lap("scan")
@@ -210,31 +307,29 @@ def _compile(vault: Vault, options: CompileOptions) -> CompileStats:
     tiers = assign_tiers(inputs, note_stats, now, vault.config.section("tiers"))
     timer.lap("tiers")
 
-    units: list[dict[str, Any]] = []
+    unit_tiers: list[str] = []
     texts: list[str] = []
-    tokens: list[list[str]] = []
     for rec in records:
         tier = tiers[rec.key].tier
         for u in rec.units:
-            row = {"i": len(units), "note": rec.key, "kind": rec.kind, "anchor": u.anchor,
-                   "title": rec.title, "path": rec.path, "tier": tier,
-                   "namespace": rec.namespace, "type": rec.type, "snippet": u.snippet}
-            units.append(row)
+            unit_tiers.append(tier)
             texts.append(u.embed_text)
-            tokens.append(list(u.lexical_tokens))
-    stats.units = len(units)
+    stats.units = len(texts)
     for t in A.TIERS:
         stats.tiers[t] = sum(1 for r in records if tiers[r.key].tier == t)
     timer.lap("units")
 
     embedder = options.embedder or get_embedder(vault.config)
     stats.embedder = embedder.id
-    vec_rows = [i for i, u in enumerate(units) if u["tier"] in ("HOT", "WARM")]
+    if cstate.vectors is not None and cstate.vectors_for != embedder.id:
+        cstate.vectors.clear()
+        cstate.vectors_for = embedder.id
+    vec_rows = [i for i, t in enumerate(unit_tiers) if t in ("HOT", "WARM")]
     matrix = None
     ecache = EmbeddingCache(state / A.EMBED_CACHE, embedder.id)
     try:
         matrix, stats.embedded = embed_texts([texts[i] for i in vec_rows], embedder, ecache,
-                                             progress=options.progress)
+                                             progress=options.progress, memory=cstate.vectors)
         stats.embed_cached = len(vec_rows) - stats.embedded
     except EmbeddingError as exc:
         stats.embed_error = str(exc)
@@ -247,12 +342,12 @@ def _compile(vault: Vault, options: CompileOptions) -> CompileStats:
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
+    pos = {row: k for k, row in enumerate(vec_rows)}
     for tier in ("HOT", "WARM"):
-        ids = np.array([i for i in vec_rows if units[i]["tier"] == tier], dtype=np.int64)
         if matrix is None or matrix.size == 0:
             stats.vectors[tier] = 0
             continue
-        pos = {row: k for k, row in enumerate(vec_rows)}
+        ids = np.array([i for i in vec_rows if unit_tiers[i] == tier], dtype=np.int64)
         index = faiss.IndexIDMap2(faiss.IndexFlatIP(int(matrix.shape[1])))
         if len(ids):
             index.add_with_ids(matrix[[pos[i] for i in ids]], ids)
@@ -260,31 +355,43 @@ def _compile(vault: Vault, options: CompileOptions) -> CompileStats:
         stats.vectors[tier] = int(index.ntotal)
     timer.lap("vectors")
 
+    edges = cstate.resolved_edges(records)
+    stats.edges = len(edges)
+    out_edges = edges_by_source(edges)
+    frags = [cstate.fragment(rec, tiers[rec.key], out_edges.get(rec.key, ())) for rec in records]
     with (tmp / A.UNITS).open("w", encoding="utf-8") as fh:
-        for row in units:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    if units:
-        import bm25s
+        fh.writelines(f.units for f in frags)
+    timer.lap("units-file")
 
-        retriever = bm25s.BM25()
-        retriever.index(tokens, show_progress=False)
-        retriever.save(str(tmp / A.LEXICAL), show_progress=False)
+    lexical_sig = _signature(u.lexical for rec in records for u in rec.units)
+    if units_reusable(prev_build, prev, "lexical_sig", lexical_sig, A.LEXICAL):
+        shutil.copytree(prev_build.path(A.LEXICAL), tmp / A.LEXICAL)  # type: ignore[union-attr]
+    elif texts:
+        docs = [ids for rec in records for ids in cstate.unit_token_ids(rec)]
+        if len(cstate.vocab) > 1000 and stats.deleted + stats.parsed > 0:
+            cstate.compact_vocab(r.path for r in records)
+            docs = [ids for rec in records for ids in cstate.unit_token_ids(rec)]
+        build_lexical(tmp / A.LEXICAL, docs, cstate.vocab)
     timer.lap("lexical")
 
-    resolver = LinkResolver(records)
-    edges = resolve_edges(records, resolver)
-    graph = build_graph(records, edges, {k: v.tier for k, v in tiers.items()})
-    with (tmp / A.GRAPH).open("wb") as fh:
-        pickle.dump(graph, fh, protocol=4)
-    stats.edges = len(edges)
+    tier_names = {k: v.tier for k, v in tiers.items()}
+    graph_sig = _signature([repr(e) for e in edges]
+                           + [f"{r.key}|{r.title}|{r.kind}|{r.type}|{r.path}|{r.namespace}|"
+                              f"{tier_names[r.key]}" for r in records])
+    if units_reusable(prev_build, prev, "graph_sig", graph_sig, A.GRAPH):
+        shutil.copyfile(prev_build.path(A.GRAPH), tmp / A.GRAPH)  # type: ignore[union-attr]
+    else:
+        graph = build_graph(records, edges, tier_names)
+        with (tmp / A.GRAPH).open("wb") as fh:
+            pickle.dump(graph, fh, protocol=4)
     timer.lap("graph")
 
-    digest = build_digest(records, edges, tiers)
-    (tmp / A.DIGEST).write_text(json.dumps(digest, ensure_ascii=False, indent=1) + "\n",
-                                encoding="utf-8")
-    lines = claims_lines(records)
-    stats.claims = len(lines)
-    (tmp / A.CLAIMS).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    header = digest_header(records, edges, [f for f in frags if f.page])
+    (tmp / A.DIGEST).write_text(header.replace('"pages":null', '"pages":[' + ",".join(
+        f.page for f in frags if f.page) + "]") + "\n", encoding="utf-8")
+    stats.claims = sum(f.n_claims for f in frags)
+    with (tmp / A.CLAIMS).open("w", encoding="utf-8") as fh:
+        fh.writelines(f.claims for f in frags)
     timer.lap("digest")
 
     manifest = {
@@ -292,18 +399,18 @@ def _compile(vault: Vault, options: CompileOptions) -> CompileStats:
         "embedder": {"id": embedder.id,
                      "dim": int(matrix.shape[1]) if matrix is not None and matrix.size else None},
         "vectors_complete": stats.embed_error is None,
-        "vault_fingerprint": digest["vault_fingerprint"],
+        "vault_fingerprint": fingerprint(records),
         "notes": {r.path: {"sha256": r.checksum, "key": r.key, "kind": r.kind,
                            "first_seen": first_seen[r.path], "tier": tiers[r.key].tier}
                   for r in records},
         "malformed": {m.path: {"line": m.line, "message": m.message} for m in stats.malformed},
         "counts": {"notes": stats.notes, "units": stats.units, "edges": stats.edges,
                    "claims": stats.claims, "tiers": stats.tiers, "vectors": stats.vectors},
+        "lexical_sig": lexical_sig, "graph_sig": graph_sig,
     }
     stats.build = build_id
     timer.lap("manifest")
     _publish(state, tmp, build_id, manifest, stats, timer)
-    _save_pickle(state / A.RECORD_CACHE, {"version": RECORD_CACHE_VERSION, "records": entries})
     return stats
 
 
@@ -312,7 +419,8 @@ def _publish(state: Path, tmp: Path, build_id: str, manifest: dict[str, Any],
     timer.lap("publish")
     timer.total()
     manifest["timings_ms"] = stats.ms
-    (tmp / A.MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n",
+    (tmp / A.MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, separators=(",", ":"))
+                                  + "\n",
                                   encoding="utf-8")
     final = state / A.BUILDS / build_id
     os.replace(tmp, final)
@@ -323,6 +431,20 @@ def _publish(state: Path, tmp: Path, build_id: str, manifest: dict[str, Any],
     for old in builds[:-KEEP_BUILDS]:
         if old.name != build_id:
             shutil.rmtree(old, ignore_errors=True)
+
+
+def build_lexical(path: Path, docs: Sequence[Sequence[int]], vocab: dict[str, int]) -> None:
+    """BM25 (bm25s) over documents given as ids of the persistent vocabulary.
+
+    Passing ids skips bm25s's own string → id pass over every token. Tokens no document uses
+    any more simply have empty columns until `compact_vocab` resets the vocabulary.
+    """
+    import bm25s
+    from bm25s.tokenization import Tokenized
+
+    retriever = bm25s.BM25()
+    retriever.index(Tokenized(ids=docs, vocab=vocab), show_progress=False)
+    retriever.save(str(path), show_progress=False)
 
 
 @dataclass

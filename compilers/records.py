@@ -40,7 +40,7 @@ class Unit:
 
     anchor: str | None  # "t3" for a session turn
     embed_text: str  # the shortest text that carries the meaning
-    lexical_tokens: tuple[str, ...]
+    lexical: str  # BM25 tokens joined by spaces (one string pickles far faster than a tuple)
     snippet: str
 
 
@@ -102,7 +102,7 @@ def _turn_units(note: Session) -> list[Unit]:
             prefix = f"[{when}] " if when else ""
             line = f"{prefix}{speaker}: {chunk}"
             units.append(Unit(anchor=turn.anchor, embed_text=line,
-                              lexical_tokens=tuple(tokenize(line)), snippet=line[:240]))
+                              lexical=" ".join(tokenize(line)), snippet=line[:240]))
     return units
 
 
@@ -123,7 +123,7 @@ def build_record(note: Note) -> NoteRecord:
             lexical = "\n".join([note.title, " ".join(note.aliases), " ".join(note.tags),
                                  *claim_texts, plain(note.body)[:LEXICAL_CHARS], *extra])
             snippet = (claim_texts[0] if claim_texts else plain(note.body))[:240]
-            units = [Unit(anchor=None, embed_text=embed, lexical_tokens=tuple(tokenize(lexical)),
+            units = [Unit(anchor=None, embed_text=embed, lexical=" ".join(tokenize(lexical)),
                           snippet=snippet)]
     relations = tuple(RelationRef(type=r.type, target=r.target, weight=float(r.weight),
                                   reason=str(r.reason or ""), origin=r.origin)

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vault_engine.artifacts import RECORD_CACHE
 from vault_engine.vault import TMP_MARKER, Vault
 
-from .pipeline import CompileOptions, CompileStats, compile_vault
+from .pipeline import CompileOptions, CompileState, CompileStats, compile_vault
 
 # Editor and OS droppings that never affect artifacts.
 _IGNORED_SUFFIXES = (".swp", ".swx", ".swo", "~", ".tmp", ".crdownload", ".part")
@@ -78,7 +79,7 @@ OnError = Callable[[list[str], BaseException], None]
 
 def watch(vault: Vault, stop: threading.Event, *, on_compile: OnCompile, on_error: OnError,
           debounce: float = 0.5, max_wait: float = 5.0, options: CompileOptions | None = None,
-          initial: bool = True) -> None:
+          initial: bool = True, save_every: float = 30.0) -> None:
     """Compile once, then after every batch of relevant changes, until `stop` is set."""
     from watchdog.events import FileSystemEvent, FileSystemEventHandler
     from watchdog.observers import Observer
@@ -134,9 +135,18 @@ def watch(vault: Vault, stop: threading.Event, *, on_compile: OnCompile, on_erro
         if child.is_dir():
             follow(child)
 
+    # Records, fragments and vectors stay in memory between compiles; the on-disk cache is
+    # refreshed at most every `save_every` seconds and when the watcher stops.
+    state = CompileState.load(vault.state_dir / RECORD_CACHE)
+    state.vectors = {}
+    saved = {"at": time.monotonic()}
+
     def run(changes: list[str]) -> None:
         try:
-            stats = compile_vault(vault, options)
+            stats = compile_vault(vault, options, state=state)
+            if time.monotonic() - saved["at"] > save_every:
+                state.save(vault.state_dir / RECORD_CACHE)
+                saved["at"] = time.monotonic()
         except Exception as exc:  # the watcher survives anything one compile throws
             on_error(changes, exc)
         else:
@@ -155,3 +165,4 @@ def watch(vault: Vault, stop: threading.Event, *, on_compile: OnCompile, on_erro
     finally:
         observer.stop()
         observer.join(timeout=5)
+        state.save(vault.state_dir / RECORD_CACHE)

@@ -280,15 +280,20 @@ class Vault:
         return Transaction(self, message, commit=commit and bool(self.config.get("git", "commit")))
 
 
-def atomic_write(full: Path, data: bytes) -> None:
-    """Write `data` to `full` via a temp file in the same folder and `os.replace`."""
+def atomic_write(full: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write `data` to `full` via a temp file in the same folder and `os.replace`.
+
+    `durable=False` skips the fsync: for rebuildable caches, where a lost write after a power
+    cut costs a recompute, not knowledge.
+    """
     full.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix="." + full.name[:40] + TMP_MARKER, dir=full.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         if full.exists():
             os.chmod(tmp, full.stat().st_mode & 0o7777)
         else:

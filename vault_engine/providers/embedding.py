@@ -248,8 +248,9 @@ def get_embedder(config: Config, env: Mapping[str, str] | None = None) -> Embedd
         return OpenAIEmbedder(s.base_url, s.model, api_key=s.api_key, batch_size=s.batch_size,
                               concurrency=s.concurrency, timeout_s=s.timeout_s,
                               max_retries=s.max_retries)
-    if s.provider == "hash":
-        return HashEmbedder()
+    if s.provider.startswith("hash"):  # tests and benchmarks only: "hash" or "hash384"
+        digits = s.provider[4:]
+        return HashEmbedder(int(digits) if digits.isdigit() else 256)
     raise EmbeddingError(f"unknown embedding provider {s.provider!r}",
                          fix="use local, openai or hash in [embedding] provider "
                              "(or ALAYA_EMBED_PROVIDER)")
