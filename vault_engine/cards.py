@@ -16,6 +16,7 @@ from .frontmatter import FlowMap, NoteText, new_note_text
 from .ids import new_id, safe_filename, slug
 from .links import format_link, link_target_for
 from .model import SYMMETRIC_RELATIONS, Note
+from .notes import to_datetime
 from .vault import Vault, VaultIndex
 
 _REL_NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
@@ -40,6 +41,7 @@ class ClaimSpec:
     confidence: float | None = None
     status: str = "supported"
     evidence: tuple[Mapping[str, Any], ...] = ()
+    valid_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,54 @@ class Created:
     relations: tuple[str, ...] = ()
 
 
+def card_file(vault: Vault, index: VaultIndex, spec: NewCard, *,
+              relations: Sequence[Mapping[str, Any]] = (), taken_ids: set[str] | None = None,
+              taken_names: set[str] | None = None, when: dt.datetime | None = None
+              ) -> tuple[str, str, str]:
+    """(card id, vault-relative path, file text) of a new card; writes nothing.
+
+    `relations` are ready frontmatter items; `taken_*` let a caller creating several cards in
+    one transaction keep ids and file names unique among them too.
+    """
+    ids = index.ids() | (taken_ids or set())
+    card_id = new_id("card", ids)
+    if taken_ids is not None:
+        taken_ids.add(card_id)
+    name = safe_filename(spec.title)
+    folder = f"cards/{slug(spec.type)}"
+    names = {n.stem.casefold() for n in index.notes} | (taken_names or set())
+    rel = f"{folder}/{name}.md"
+    if name.casefold() in names or (vault.root / rel).exists():
+        name = f"{name} ({card_id})"
+        rel = f"{folder}/{name}.md"
+    if taken_names is not None:
+        taken_names.add(name.casefold())
+    when = when or now_utc()
+    claims = []
+    for i, c in enumerate(spec.claims, start=1):
+        claim: dict[str, Any] = {"id": f"c{i}", "text": c.text}
+        if c.confidence is not None:
+            claim["confidence"] = c.confidence
+        claim["status"] = c.status
+        if c.valid_from:
+            claim["valid_from"] = to_datetime(c.valid_from) or c.valid_from
+        if c.evidence:
+            claim["evidence"] = [FlowMap(e) for e in c.evidence]
+        claims.append(claim)
+    values: dict[str, Any] = {
+        "id": card_id, "title": spec.title, "type": spec.type,
+        "tags": list(spec.tags), "aliases": list(spec.aliases) or None,
+        "namespace": spec.namespace or vault.config.get("vault", "default_namespace"),
+        "created": when, "updated": when, "importance": spec.importance,
+        "pinned": spec.pinned or None,
+        "source_sessions": [format_link(s) for s in spec.source_sessions] or None,
+        "claims": claims or None, "relations": [FlowMap(r) for r in relations] or None,
+    }
+    values.update({k: v for k, v in spec.extra.items() if k not in values})
+    body = spec.content.strip()
+    return card_id, rel, new_note_text(values, (body + "\n") if body else "")
+
+
 def create_card(vault: Vault, spec: NewCard, *, commit: bool = True) -> Created:
     if not _TYPE_RE.match(spec.type):
         raise UsageError(f"card type {spec.type!r} is not a lowercase word",
@@ -146,34 +196,7 @@ def create_card(vault: Vault, spec: NewCard, *, commit: bool = True) -> Created:
             if r.get("reason"):
                 item["reason"] = str(r["reason"])
             rels.append(item)
-        card_id = new_id("card", index.ids())
-        name = safe_filename(spec.title)
-        rel = f"cards/{slug(spec.type)}/{name}.md"
-        taken = {n.stem.casefold() for n in index.notes}
-        if name.casefold() in taken or (vault.root / rel).exists():
-            rel = f"cards/{slug(spec.type)}/{name} ({card_id}).md"
-        when = now_utc()
-        claims = []
-        for i, c in enumerate(spec.claims, start=1):
-            claim: dict[str, Any] = {"id": f"c{i}", "text": c.text}
-            if c.confidence is not None:
-                claim["confidence"] = c.confidence
-            claim["status"] = c.status
-            if c.evidence:
-                claim["evidence"] = [FlowMap(e) for e in c.evidence]
-            claims.append(claim)
-        values: dict[str, Any] = {
-            "id": card_id, "title": spec.title, "type": spec.type,
-            "tags": list(spec.tags), "aliases": list(spec.aliases) or None,
-            "namespace": spec.namespace or vault.config.get("vault", "default_namespace"),
-            "created": when, "updated": when, "importance": spec.importance,
-            "pinned": spec.pinned or None,
-            "source_sessions": [format_link(s) for s in spec.source_sessions] or None,
-            "claims": claims or None, "relations": rels or None,
-        }
-        values.update({k: v for k, v in spec.extra.items() if k not in values})
-        body = spec.content.strip()
-        text = new_note_text(values, (body + "\n") if body else "")
+        card_id, rel, text = card_file(vault, index, spec, relations=rels)
         message = f"new: {spec.type} card \"{spec.title}\" ({card_id})"
         if rels:
             message += "\n\n" + "\n".join(f"{r['type']} {r['target']}" for r in rels)

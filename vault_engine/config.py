@@ -46,6 +46,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "max_retries": 2,
         "daily_call_budget": 200,
     },
+    "distill": {  # seed 004 L2/L3
+        "persona_every": 10,  # regenerate persona.md's block every N new or updated memories
+        "max_scenes": 15,  # past this, the coldest scene is merged into its closest
+    },
     "tiers": {  # seed 000 §3.3
         "hot_threshold": 0.7,
         "warm_threshold": 0.3,

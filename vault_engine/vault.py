@@ -344,6 +344,12 @@ class Transaction:
         self._remember(rel)
         return self.vault.write_text(rel, text, expected)
 
+    def write_raw(self, rel: str, data: bytes) -> None:
+        """Write a non-note file the tool owns (a session's raw input), atomically."""
+        self._remember(rel)
+        with self.vault.locked():
+            atomic_write(self.vault.abspath(rel), data)
+
     def update(self, rel: str, edit: Callable[[NoteText], None]) -> str:
         self._remember(rel)
         return self.vault.update_note(rel, edit)

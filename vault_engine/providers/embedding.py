@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ import numpy as np
 
 from ..config import Config
 from ..errors import AlayaError
+from .http import post_json
 
 
 class EmbeddingError(AlayaError):
@@ -155,33 +155,17 @@ class OpenAIEmbedder:
         return self._dim
 
     def _post(self, client: Any, batch: Sequence[str]) -> np.ndarray:
-        import httpx
+        body = post_json(client, self.url, {"model": self.model, "input": list(batch)},
+                         api_key=self.api_key, timeout_s=self.timeout_s,
+                         max_retries=self.max_retries, backoff_s=self.backoff_s,
+                         error=EmbeddingError,
+                         fix="check ALAYA_EMBED_BASE_URL / ALAYA_EMBED_MODEL / "
+                             "ALAYA_EMBED_API_KEY and that the server is up")
+        return self._parse(body, len(batch))
 
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        last = ""
-        for attempt in range(self.max_retries + 1):
-            try:
-                resp = client.post(self.url, json={"model": self.model, "input": list(batch)},
-                                   headers=headers, timeout=self.timeout_s)
-            except httpx.TimeoutException:
-                last = f"timed out after {self.timeout_s:.0f}s"
-            except httpx.TransportError as exc:
-                last = f"cannot connect: {exc}"
-            else:
-                if resp.status_code == 200:
-                    return self._parse(resp, len(batch))
-                last = f"HTTP {resp.status_code}: {resp.text[:200]}"
-                if resp.status_code not in (408, 409, 429) and resp.status_code < 500:
-                    break  # a client error will not get better by retrying
-            if attempt < self.max_retries:
-                time.sleep(self.backoff_s * (2 ** attempt))
-        raise EmbeddingError(f"embedding endpoint {self.url} failed: {last}",
-                             fix="check ALAYA_EMBED_BASE_URL / ALAYA_EMBED_MODEL / "
-                                 "ALAYA_EMBED_API_KEY and that the server is up")
-
-    def _parse(self, resp: Any, expected: int) -> np.ndarray:
+    def _parse(self, body: Any, expected: int) -> np.ndarray:
         try:
-            data = resp.json()["data"]
+            data = body["data"]
             rows = sorted(data, key=lambda d: d.get("index", 0))
             matrix = np.array([r["embedding"] for r in rows], dtype=np.float32)
         except (ValueError, KeyError, TypeError) as exc:

@@ -1,0 +1,198 @@
+"""`ingest`, `distill`, `trace`, `import`, `demo`: sessions in, knowledge out."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from vault_engine.ingest import ingest as ingest_sessions
+from vault_engine.ingest import read_inputs
+
+from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, style, warn
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True)
+@click.option("--redact", is_flag=True,
+              help="Replace API keys, tokens, private keys and passwords before writing.")
+@json_option
+@no_commit_option
+@click.pass_obj
+@pass_json
+def ingest(obj: Any, files: tuple[str, ...], redact: bool, as_json: bool, no_commit: bool) -> None:
+    """Ingest session files (JSON, JSONL messages, or text transcripts) as session notes.
+
+    FILES are paths or globs; `-` reads stdin. Every turn gets a block anchor (^t1, ^t2 …)
+    so evidence can cite it; the raw input is kept beside the note, unchanged. Ingesting the
+    same session again changes nothing; a session that grew gets only its new turns. Input
+    is checked completely first: bad or truncated input writes nothing.
+
+    \b
+    Examples:
+      alaya ingest session-20260331-062900.json
+      alaya ingest 'exports/*.jsonl'
+      cat transcript.md | alaya ingest -
+    """
+    vault = obj.vault()
+    stdin = sys.stdin.buffer.read() if "-" in files else None
+    reports, sha = ingest_sessions(vault, read_inputs(files, stdin), commit=not no_commit,
+                                   redact=redact)
+    if as_json:
+        emit_json({"sessions": [r.__dict__ for r in reports], "commit": sha})
+        return
+    for r in reports:
+        if r.action == "unchanged":
+            echo(f"= {r.session}: already ingested ({r.turns} turns), nothing changed")
+        else:
+            echo(ok(f"{r.session}: {r.action}, {r.new_turns} new turn(s) → {r.path}"))
+    if sha:
+        echo(f"  committed {sha[:8]}")
+
+
+
+
+@click.command()
+@click.option("--session", "session_ref", default=None,
+              help="Distil this session (id or title), even if it was distilled before.")
+@click.option("--all", "all_sessions", is_flag=True,
+              help="Distil every session again (dedup keeps it idempotent).")
+@click.option("--distiller", type=click.Choice(["rules", "llm"]), default=None,
+              help="Override [llm] provider: rules (offline) or llm (ALAYA_LLM_BASE_URL).")
+@json_option
+@no_commit_option
+@click.pass_obj
+@pass_json
+def distill(obj: Any, session_ref: str | None, all_sessions: bool, distiller: str | None,
+            as_json: bool, no_commit: bool) -> None:
+    """Distil sessions into cards with claims, evidence and links (one commit per session).
+
+    By default every pending session (no `distilled:` mark) is distilled with the offline
+    rules, or with the LLM when ALAYA_LLM_BASE_URL (or [llm] in alaya.toml) points at an
+    OpenAI-compatible endpoint. Near-duplicate cards are updated, not repeated. A session the
+    LLM could not distil stays pending. Exit 1 when a session failed.
+
+    \b
+    Examples:
+      alaya distill
+      alaya distill --session session-20260331-062900 --json
+      ALAYA_LLM_BASE_URL=http://127.0.0.1:8000/v1 alaya distill --distiller llm
+    """
+    from vault_engine.distill import distill as run_distill
+
+    vault = obj.vault()
+
+    def show(o: Any) -> None:
+        if as_json:
+            return
+        if o.status == "failed":
+            echo(warn(f"{o.session}: not distilled ({o.reason}); it stays pending"), err=True)
+            return
+        if o.status == "skipped":
+            echo(f"- {o.session}: skipped ({o.reason})")
+            return
+        a = o.applied
+        echo(ok(f"Distilled {o.session} [{o.distiller}]: {len(a.created)} new, "
+                f"{len(a.updated)} updated, {len(a.discarded)} already known"))
+        for c in a.created:
+            echo(f"    + {c}")
+        for c in a.updated:
+            echo(f"    ~ {c}")
+        for link in a.links:
+            echo(f"    → {link}")
+        if o.gated_turns:
+            echo(f"    (quality gate skipped turns {', '.join(o.gated_turns)})")
+
+    outcomes = run_distill(vault, session=session_ref, all_sessions=all_sessions,
+                           distiller=distiller, commit=not no_commit, on_outcome=show)
+    if as_json:
+        emit_json({"sessions": [o.to_dict() for o in outcomes]})
+    elif not outcomes:
+        echo("Nothing to distil: every session is distilled (use --all or --session).")
+    sys.exit(1 if any(o.status == "failed" for o in outcomes) else 0)
+
+
+@click.command()
+@click.argument("ref")
+@click.option("--context", type=int, default=1, show_default=True,
+              help="Turns shown around each evidence turn.")
+@json_option
+@click.pass_obj
+@pass_json
+def trace(obj: Any, ref: str, context: int, as_json: bool) -> None:
+    """Trace a card back to its source sessions and the exact evidence turns.
+
+    REF is a card id, title or alias. Every claim's evidence link is resolved to its session
+    turn and shown with the turns around it; evidence that does not resolve is listed.
+    Exit 1 when some evidence does not resolve.
+
+    \b
+    Example:
+      alaya trace "Plugins.allow lists only discord"
+    """
+    from dataclasses import asdict
+
+    from vault_engine.trace import trace as run_trace
+
+    result = run_trace(obj.vault(), ref, context=max(0, context))
+    if as_json:
+        emit_json(asdict(result))
+    else:
+        echo(style(f"Tracing {result.id or result.path}: \"{result.title}\"", bold=True))
+        if result.claims:
+            echo("\n=== Claims ===")
+            for c in result.claims:
+                echo(f"  {c['id']}: {c['text']}")
+        echo("\n=== Source sessions ===")
+        for s in result.sessions:
+            echo(f"- {s.id} ({s.started or 'undated'})  {s.path}")
+        for s in result.sessions:
+            if not s.turns:
+                continue
+            echo(f"\n=== Relevant context: {s.id} ===")
+            for t in s.turns:
+                mark = style(" ← evidence for " + ", ".join(t.evidence_for), fg="green") \
+                    if t.evidence_for else ""
+                who = t.name or t.role
+                echo(f"[{t.anchor}] {who}: {t.text.strip()}{mark}")
+            if s.raw:
+                echo(f"  (full session: {s.path}, raw file {s.raw})")
+        for u in result.unresolved:
+            echo(warn(f"unresolved evidence {u}"), err=True)
+    sys.exit(1 if result.unresolved else 0)
+
+
+@click.command("import")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@json_option
+@no_commit_option
+@click.pass_obj
+@pass_json
+def import_cmd(obj: Any, path: Path, as_json: bool, no_commit: bool) -> None:
+    """Import an existing Obsidian vault or folder of markdown notes as cards.
+
+    Notes keep their frontmatter and text; missing id/title/type/created are added. Their
+    [[wikilinks]] become RELATES_TO edges when compiled. Attachments go to attachments/.
+    One commit.
+
+    \b
+    Example:
+      alaya import ~/Documents/ObsidianVault
+    """
+    from vault_engine.importer import import_notes
+
+    report = import_notes(obj.vault(), path, commit=not no_commit)
+    if as_json:
+        emit_json(report.__dict__)
+        return
+    echo(ok(f"Imported {len(report.imported)} notes, {len(report.attachments)} attachments "
+            f"from {path}"))
+    for s in report.skipped:
+        echo(warn(f"skipped {s}"), err=True)
+
+
+def register(group: click.Group) -> None:
+    for command in (ingest, distill, trace, import_cmd):
+        group.add_command(command)
