@@ -22,6 +22,7 @@ class FakeOpenAI:
     def __init__(self, dim: int = 64, sleep_s: float = 2.0) -> None:
         self.embedder = HashEmbedder(dim)
         self.faults: deque[str] = deque()
+        self.completions: deque[str] = deque()  # scripted chat answers, in order
         self.requests: list[dict[str, Any]] = []
         self.sleep_s = sleep_s
         self.lock = threading.Lock()
@@ -44,6 +45,14 @@ class FakeOpenAI:
                     return self._send(int(fault), {"error": {"message": "scripted failure"}})
                 if fault == "malformed":
                     return self._send(200, None, raw=b"{not json")
+                if self.path.endswith("/chat/completions"):
+                    with outer.lock:
+                        content = outer.completions.popleft() if outer.completions else \
+                            '{"cards": [], "links": []}'
+                    return self._send(200, {"id": "chatcmpl-test", "object": "chat.completion",
+                                            "choices": [{"index": 0, "finish_reason": "stop",
+                                                         "message": {"role": "assistant",
+                                                                     "content": content}}]})
                 inputs = body.get("input") or []
                 if isinstance(inputs, str):
                     inputs = [inputs]

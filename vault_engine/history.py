@@ -76,6 +76,14 @@ def commit_paths(root: Path, paths: Iterable[str], message: str,
     env = identity_env(repo, identity)
     try:
         with repo.git.custom_environment(**env):
+            # A file created and deleted within one change never existed for git: leave it
+            # out, or pathspecs would not match.
+            missing = [r for r in rels if not (root / r).exists()]
+            if missing:
+                tracked = set(repo.git.ls_files("--", *missing).splitlines())
+                rels = [r for r in rels if r not in missing or r in tracked]
+                if not rels:
+                    return None
             repo.git.add("-A", "--", *rels)
             has_head = repo.head.is_valid()
             changed = (repo.git.diff("--cached", "--name-only", "HEAD", "--", *rels)

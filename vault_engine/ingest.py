@@ -325,6 +325,17 @@ def _existing_turn_texts(text: str, body_line: int) -> list[str]:
 def plan_session(vault: Vault, session: SessionIn) -> tuple[IngestReport, str | None, str, str]:
     """Decide what ingesting `session` does. Returns (report, new note text or None, note
     path, raw path). Never writes."""
+    report, text, note_rel, raw_rel = _plan(vault, session)
+    limit = int(vault.config.get("vault", "max_note_bytes"))
+    if text is not None and len(text.encode("utf-8")) > limit:
+        raise IngestError(f"{session.id}: the session note would be "
+                          f"{len(text.encode('utf-8')):,} bytes, over [vault] max_note_bytes "
+                          f"({limit:,})", path=session.source,
+                          fix="split the session into several, or raise max_note_bytes")
+    return report, text, note_rel, raw_rel
+
+
+def _plan(vault: Vault, session: SessionIn) -> tuple[IngestReport, str | None, str, str]:
     note_rel, raw_rel = session_paths(session)
     existing = _find_session_note(vault, session.id) or note_rel
     if existing != note_rel:
