@@ -38,7 +38,7 @@ from vault_engine.tiers import TierInput, TierResult, assign_tiers
 from vault_engine.vault import Vault, atomic_write
 
 from .digest import Fragment, digest_header, fingerprint, make_fragment
-from .embeddings import EmbeddingCache, embed_texts
+from .embeddings import EmbeddingCache, embed_texts, text_key
 from .graph import Edge, build_graph, edges_by_source, resolve_edges
 from .records import NoteRecord, build_record
 
@@ -109,9 +109,13 @@ class CompileState:
 
     entries: dict[str, tuple[int, int, NoteRecord]] = field(default_factory=dict)
     fragments: dict[str, Fragment] = field(default_factory=dict)
-    vectors: dict[bytes, Any] | None = None  # in-memory embedding cache (watcher only)
+    # The last build's vectors (text keys + one matrix), so an incremental compile looks up
+    # only new text in SQLite. Persisted with the rest (one array pickles fast).
+    vector_keys: list[bytes] = field(default_factory=list)
+    vector_matrix: Any = None
     vectors_for: str = ""  # the embedder id those vectors belong to
     edges: tuple[str, list[Edge]] | None = None  # (inputs signature, resolved edges)
+    edges_reused: bool = False
     vocab: dict[str, int] = field(default_factory=dict)  # BM25 token → id, append-only
     token_ids: dict[str, tuple[str, list[array[int]]]] = field(default_factory=dict)
 
@@ -120,8 +124,10 @@ class CompileState:
         sig = _signature(
             f"{r.path}|{r.key}|{r.kind}|{r.title}|{r.aliases}|{r.relations}|"
             f"{r.evidence_targets}|{r.source_sessions}" for r in records)
-        if self.edges is None or self.edges[0] != sig:
+        self.edges_reused = self.edges is not None and self.edges[0] == sig
+        if not self.edges_reused:
             self.edges = (sig, resolve_edges(records, LinkResolver(records)))
+        assert self.edges is not None
         return self.edges[1]
 
     def unit_token_ids(self, rec: NoteRecord) -> list[array[int]]:
@@ -145,8 +151,11 @@ class CompileState:
         self.token_ids = {}
 
     def fragment(self, rec: NoteRecord, tier: TierResult, out: Sequence[Edge]) -> Fragment:
-        key = (rec.checksum, tier.tier, round(tier.temperature, 3),
-               _signature(repr(e) for e in out) if out else "")
+        # While the resolved edges are those of the last compile (same signature), a note's
+        # out-edges cannot have changed: the global signature stands in for its own.
+        edges_key = self.edges[0] if self.edges_reused and self.edges else (
+            _signature(repr(e) for e in out) if out else "")
+        key = (rec.checksum, tier.tier, round(tier.temperature, 3), edges_key)
         old = self.fragments.get(rec.path)
         if old is not None and old.key == key:
             return old
@@ -162,7 +171,10 @@ class CompileState:
             if isinstance(data, dict) and data.get("version") == RECORD_CACHE_VERSION:
                 return cls(entries=dict(data["records"]), fragments=dict(data["fragments"]),
                            edges=data.get("edges"), vocab=dict(data.get("vocab") or {}),
-                           token_ids=dict(data.get("token_ids") or {}))
+                           token_ids=dict(data.get("token_ids") or {}),
+                           vector_keys=list(data.get("vector_keys") or []),
+                           vector_matrix=data.get("vector_matrix"),
+                           vectors_for=str(data.get("vectors_for") or ""))
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, KeyError, TypeError):
             pass
         return cls()
@@ -172,7 +184,17 @@ class CompileState:
         ids = {p: t for p, t in self.token_ids.items() if p in self.entries}
         _save_pickle(path, {"version": RECORD_CACHE_VERSION, "records": self.entries,
                             "fragments": live, "edges": self.edges, "vocab": self.vocab,
-                            "token_ids": ids})
+                            "token_ids": ids, "vector_keys": self.vector_keys,
+                            "vector_matrix": self.vector_matrix,
+                            "vectors_for": self.vectors_for})
+
+    def known_vectors(self, embedder_id: str) -> dict[bytes, Any]:
+        if self.vectors_for != embedder_id or self.vector_matrix is None:
+            return {}
+        return dict(zip(self.vector_keys, self.vector_matrix, strict=False))
+
+    def remember_vectors(self, embedder_id: str, keys: list[bytes], matrix: Any) -> None:
+        self.vectors_for, self.vector_keys, self.vector_matrix = embedder_id, keys, matrix
 
 
 def _signature(parts: Iterable[str]) -> str:
@@ -321,15 +343,16 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
 
     embedder = options.embedder or get_embedder(vault.config)
     stats.embedder = embedder.id
-    if cstate.vectors is not None and cstate.vectors_for != embedder.id:
-        cstate.vectors.clear()
-        cstate.vectors_for = embedder.id
+    known = cstate.known_vectors(embedder.id)
     vec_rows = [i for i, t in enumerate(unit_tiers) if t in ("HOT", "WARM")]
     matrix = None
     ecache = EmbeddingCache(state / A.EMBED_CACHE, embedder.id)
     try:
-        matrix, stats.embedded = embed_texts([texts[i] for i in vec_rows], embedder, ecache,
-                                             progress=options.progress, memory=cstate.vectors)
+        vec_texts = [texts[i] for i in vec_rows]
+        matrix, stats.embedded = embed_texts(vec_texts, embedder, ecache,
+                                             progress=options.progress, memory=known)
+        if matrix is not None and matrix.size:
+            cstate.remember_vectors(embedder.id, [text_key(t) for t in vec_texts], matrix)
         stats.embed_cached = len(vec_rows) - stats.embedded
     except EmbeddingError as exc:
         stats.embed_error = str(exc)

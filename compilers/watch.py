@@ -138,7 +138,6 @@ def watch(vault: Vault, stop: threading.Event, *, on_compile: OnCompile, on_erro
     # Records, fragments and vectors stay in memory between compiles; the on-disk cache is
     # refreshed at most every `save_every` seconds and when the watcher stops.
     state = CompileState.load(vault.state_dir / RECORD_CACHE)
-    state.vectors = {}
     saved = {"at": time.monotonic()}
 
     def run(changes: list[str]) -> None:

@@ -34,6 +34,7 @@ def test_seed_format_every_turn_anchored_and_reingest_makes_no_commit(vault_path
     raw = json.loads(src.read_text())
     assert [t.anchor for t in s.turns] == [f"t{i}" for i in range(1, len(raw["turns"]) + 1)]
     assert s.turns[0].name == "Alice" and s.turns[1].name == "main"  # named speakers
+    assert [t.source_id for t in s.turns] == [t["id"] for t in raw["turns"]]  # turn ids kept
     assert s.channel == "telegram" and s.path == "sessions/2026-03/session-20260331-062900.md"
     text = (vault_path / s.path).read_text("utf-8")
     assert all(f"\n^t{i}\n" in text for i in range(1, len(raw["turns"]) + 1))

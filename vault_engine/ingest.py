@@ -276,8 +276,10 @@ def render_turn(index: int, turn: TurnIn, fallback_time: dt.datetime | None) -> 
     when = turn.timestamp or fallback_time
     speaker = (turn.name or turn.role).replace("·", "-")
     head = f"> [!{turn.role}] t{index} · {turn.role} · {speaker}"
-    if when:
-        head += f" · {format_datetime(when)}"
+    if when or turn.turn_id:
+        head += f" · {format_datetime(when) if when else '-'}"
+    if turn.turn_id:
+        head += f" · id {turn.turn_id.replace('·', '-')}"
     return f"{head}\n{_quote(turn_note_text(turn))}\n\n^t{index}\n\n"
 
 

@@ -107,6 +107,7 @@ class Turn:
     timestamp: dt.datetime | None
     text: str
     line: int
+    source_id: str | None = None  # the turn's id in the raw input (e.g. "m17", "D3:5")
 
 
 @dataclass(frozen=True, kw_only=True)

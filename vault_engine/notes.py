@@ -253,9 +253,11 @@ def parse_turns(body: str, first_line: int) -> tuple[Turn, ...]:
         role = parts[1] if len(parts) > 1 else m.group("callout")
         name = parts[2] if len(parts) > 2 and parts[2] and parts[2] != role else None
         when = to_datetime(parts[3]) if len(parts) > 3 else None
+        source_id = parts[4].removeprefix("id ").strip() if len(parts) > 4 else None
         index = int(anchor[1:]) if anchor[1:].isdigit() else len(turns) + 1
         turns.append(Turn(anchor=anchor, index=index, role=role, name=name, timestamp=when,
-                          text="\n".join(content), line=first_line + head_line))
+                          text="\n".join(content), line=first_line + head_line,
+                          source_id=source_id or None))
     return tuple(turns)
 
 

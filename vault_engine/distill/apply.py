@@ -24,7 +24,8 @@ from ..model import Card, Entity, Note, Session
 from ..vault import Transaction, Vault, VaultIndex
 from .model import CardDraft, DistillResult
 
-CARD_MATCH = 0.5
+CARD_MATCH = 0.5  # at least this token overlap with an existing card: the same card
+SIMILAR_MATCH = 0.3  # between this and CARD_MATCH: a new card linked SIMILAR_TO the old one
 CLAIM_MATCH = 0.7
 
 
@@ -59,20 +60,27 @@ def _card_tokens(title: str, claims: Sequence[str]) -> set[str]:
     return _tokens(title + " " + " ".join(claims))
 
 
-def find_duplicate(index: VaultIndex, draft: CardDraft) -> Card | None:
-    """The existing card a draft duplicates, by title or by token overlap."""
+def closest_card(index: VaultIndex, draft: CardDraft) -> tuple[float, Card | None]:
+    """The existing card most like a draft: (1.0, card) for the same title, else the best
+    token overlap."""
     want = normalize_name(draft.title)
     draft_tokens = _card_tokens(draft.title, [c.text for c in draft.claims])
-    best: tuple[float, Card] | None = None
+    best: tuple[float, Card | None] = (0.0, None)
     for note in index.notes:
         if not isinstance(note, Card):
             continue
         if normalize_name(note.title) == want:
-            return note
+            return 1.0, note
         score = _jaccard(draft_tokens, _card_tokens(note.title, [c.text for c in note.claims]))
-        if score >= CARD_MATCH and (best is None or score > best[0]):
+        if score > best[0]:
             best = (score, note)
-    return best[1] if best else None
+    return best
+
+
+def find_duplicate(index: VaultIndex, draft: CardDraft) -> Card | None:
+    """The existing card a draft duplicates (title, or token overlap ≥ CARD_MATCH)."""
+    score, card = closest_card(index, draft)
+    return card if score >= CARD_MATCH else None
 
 
 def _evidence(session_link: str, anchors: Sequence[str], conf: float) -> list[FlowMap]:
@@ -179,14 +187,19 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
             entity_targets[ed.name.casefold()] = rel.rsplit("/", 1)[-1][:-3]
             applied.entities.append(ed.name)
         for draft in result.cards:
-            dup = find_duplicate(index, draft)
-            if dup is not None:
-                plan_update.append((draft, dup))
-                title_to_target[draft.title.casefold()] = link_target_for(dup, index.resolver)
+            score, near = closest_card(index, draft)
+            if near is not None and score >= CARD_MATCH:
+                plan_update.append((draft, near))
+                title_to_target[draft.title.casefold()] = link_target_for(near, index.resolver)
                 continue
             rels = [FlowMap(type="REFERENCES", target=format_link(entity_targets[n.casefold()]),
                             weight=0.6)
                     for n in draft.entities if n.casefold() in entity_targets]
+            if near is not None and score >= SIMILAR_MATCH:  # related, not the same: link it
+                rels.append(FlowMap(type="SIMILAR_TO",
+                                    target=format_link(link_target_for(near, index.resolver)),
+                                    weight=round(score, 2), reason="shares most of its terms"))
+                applied.links.append(f"{draft.title} SIMILAR_TO {near.title}")
             spec = NewCard(
                 title=draft.title, type=draft.type, content=draft.content, tags=draft.tags,
                 importance=draft.importance, source_sessions=(session_link,),
