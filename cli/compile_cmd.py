@@ -33,6 +33,10 @@ class _Bar:
 
 
 def _render(stats: CompileStats) -> None:
+    if stats.up_to_date:
+        echo(ok(f"Up to date: {stats.notes} notes, nothing changed since the last compile "
+                f"({stats.ms.get('total', 0):.0f} ms)"))
+        return
     echo(ok(f"Compiled {stats.notes} notes → {stats.units} units, {stats.edges} edges, "
             f"{stats.claims} claims ({stats.ms.get('total', 0):.0f} ms)"))
     echo(f"  parsed {stats.parsed}, unchanged {stats.unchanged}, deleted {stats.deleted}; "

@@ -81,6 +81,7 @@ class CompileStats:
     edges: int = 0
     claims: int = 0
     embedder: str = ""
+    up_to_date: bool = False  # nothing changed: no new build was written
     ms: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -290,11 +291,16 @@ def compile_vault(vault: Vault, options: CompileOptions | None = None,
         enabled = gc.isenabled()
         gc.disable()
         try:
+            start = time.perf_counter()
             cstate = state if state is not None else CompileState.load(
                 vault.state_dir / A.RECORD_CACHE)
+            loaded = time.perf_counter()
             stats = _compile(vault, options, cstate)
-            if state is None:
+            compiled = time.perf_counter()
+            if state is None and stats.build:
                 cstate.save(vault.state_dir / A.RECORD_CACHE)
+            stats.ms["state_load"] = round((loaded - start) * 1000, 1)
+            stats.ms["state_save"] = round((time.perf_counter() - compiled) * 1000, 1)
             return stats
         finally:
             if enabled:
@@ -302,9 +308,6 @@ def compile_vault(vault: Vault, options: CompileOptions | None = None,
 
 
 def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> CompileStats:
-    import faiss
-    import numpy as np
-
     stats = CompileStats()
     timer = _Timer(stats)
     state = vault.state_dir
@@ -328,6 +331,23 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
         inputs.append(TierInput(rec.key, created, rec.pinned))
     tiers = assign_tiers(inputs, note_stats, now, vault.config.section("tiers"))
     timer.lap("tiers")
+    embedder = options.embedder or get_embedder(vault.config)
+    if _up_to_date(prev, records, tiers, embedder.id, stats, options):
+        # Nothing to do: the published build already describes this vault exactly.
+        stats.build = ""
+        stats.up_to_date = True
+        stats.embedder = embedder.id
+        for t in A.TIERS:
+            stats.tiers[t] = sum(1 for r in records if tiers[r.key].tier == t)
+        assert prev is not None
+        stats.units = int(prev["counts"]["units"])
+        stats.edges = int(prev["counts"]["edges"])
+        stats.claims = int(prev["counts"]["claims"])
+        stats.vectors = dict(prev["counts"]["vectors"])
+        timer.total()
+        return stats
+    import faiss  # only now: an up-to-date vault never pays for these imports
+    import numpy as np
 
     unit_tiers: list[str] = []
     texts: list[str] = []
@@ -341,7 +361,6 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
         stats.tiers[t] = sum(1 for r in records if tiers[r.key].tier == t)
     timer.lap("units")
 
-    embedder = options.embedder or get_embedder(vault.config)
     stats.embedder = embedder.id
     known = cstate.known_vectors(embedder.id)
     vec_rows = [i for i, t in enumerate(unit_tiers) if t in ("HOT", "WARM")]
@@ -435,6 +454,22 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     timer.lap("manifest")
     _publish(state, tmp, build_id, manifest, stats, timer)
     return stats
+
+
+def _up_to_date(prev: dict[str, Any] | None, records: Sequence[NoteRecord],
+                tiers: dict[str, TierResult], embedder_id: str, stats: CompileStats,
+                options: CompileOptions) -> bool:
+    if prev is None or options.full or stats.parsed or stats.deleted or stats.malformed:
+        return False
+    if prev.get("embedder", {}).get("id") != embedder_id or not prev.get("vectors_complete"):
+        return False
+    if prev.get("malformed"):
+        return False
+    notes = prev.get("notes", {})
+    if len(notes) != len(records):
+        return False
+    return all(notes.get(r.path, {}).get("sha256") == r.checksum
+               and notes[r.path].get("tier") == tiers[r.key].tier for r in records)
 
 
 def _publish(state: Path, tmp: Path, build_id: str, manifest: dict[str, Any],
