@@ -38,8 +38,8 @@ def demo(obj: Any, target: Path | None) -> None:
 
     init → ingest four agent sessions (a failed deploy and its fix, a config gotcha, a design
     decision, user preferences) → distill with the offline rules → compile with the bundled
-    embedder → list the cards → trace one back to its turns. Prints where the vault is, to
-    open in Obsidian.
+    embedder → list the cards → trace one back to its turns → two recalls (free text, and
+    structured along CAUSED_BY). Prints where the vault is, to open in Obsidian.
 
     \b
     Example:
@@ -75,6 +75,24 @@ def demo(obj: Any, target: Path | None) -> None:
         for t in s.turns:
             mark = "  ← evidence" if t.evidence_for else ""
             echo(f"  [{s.id} {t.anchor}] {t.name or t.role}: {t.text.strip()[:110]}{mark}")
+    from vault_engine.providers.embedding import get_embedder
+    from vault_engine.recall import RecallQuery, RecallSettings, recall
+
+    embedder = get_embedder(vault.config)
+    settings = RecallSettings.from_config(vault.config)
+    for label, query in (
+            ('7. recall "why did the telegram notice not arrive after the restart?"',
+             RecallQuery(text="why did the telegram notice not arrive after the restart?",
+                         top_k=3)),
+            ("8. recall --concepts \"deploy failed\" --rel CAUSED_BY --depth 2",
+             RecallQuery(concepts=("deploy failed",), relations=("CAUSED_BY",), depth=2,
+                         top_k=3))):
+        echo(style(label, bold=True))
+        found = recall(vault.state_dir, query, embedder=embedder, settings=settings)
+        for i, n in enumerate(found["nodes"], 1):
+            how = f" ← {n['matched_rel']} of {n['via']}" if n.get("matched_rel") else ""
+            echo(f"  [{i}] {n['title']} (h={n['h_distance']:.2f}) #{n.get('type') or n['kind']}"
+                 f"{how}")
     echo("")
     echo(ok(f"Done. Open {root} in Obsidian, or try:"))
     echo(f"  alaya --vault {root} show {gotcha.id}")

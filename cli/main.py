@@ -64,13 +64,14 @@ def cli(ctx: click.Context, vault_path: Path | None) -> None:
 
 
 def _register() -> None:
-    from . import compile_cmd, demo_cmd, doctor_cmd, lifecycle_cmds, notes_cmds
+    from . import compile_cmd, demo_cmd, doctor_cmd, lifecycle_cmds, notes_cmds, recall_cmd
 
     notes_cmds.register(cli)
     doctor_cmd.register(cli)
     compile_cmd.register(cli)
     lifecycle_cmds.register(cli)
     cli.add_command(demo_cmd.demo)
+    cli.add_command(recall_cmd.recall)
 
 
 _register()

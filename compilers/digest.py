@@ -76,10 +76,14 @@ def make_fragment(rec: NoteRecord, tier: TierResult, out: Sequence[Edge],
         "text": c["text"], "confidence": c.get("confidence"), "status": c.get("status"),
         "valid_from": c.get("valid_from"), "valid_until": c.get("valid_until"),
         "evidence": c.get("evidence") or []}) + "\n" for c in rec.claims)
+    valid = [[c.get("valid_from"), c.get("valid_until")] for c in rec.claims
+             if c.get("status") not in ("refuted", "superseded")]
     units = "".join(_ENC.encode({
         "note": rec.key, "kind": rec.kind, "anchor": u.anchor, "title": rec.title,
         "path": rec.path, "tier": tier.tier, "namespace": rec.namespace, "type": rec.type,
-        "snippet": u.snippet}) + "\n" for u in rec.units)
+        "tags": list(rec.tags), "when": rec.created, "valid": valid,
+        "source_sessions": list(rec.source_sessions), "snippet": u.snippet}) + "\n"
+        for u in rec.units)
     return Fragment(key=key, page=page, claims=claims, n_claims=len(rec.claims), units=units)
 
 

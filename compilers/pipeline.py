@@ -40,6 +40,7 @@ from vault_engine.vault import Vault, atomic_write
 from .digest import Fragment, digest_header, fingerprint, make_fragment
 from .embeddings import EmbeddingCache, embed_texts, text_key
 from .graph import Edge, build_graph, edges_by_source, resolve_edges
+from .recall_index import write_recall_arrays
 from .records import NoteRecord, build_record
 
 Progress = Callable[[str, int, int], None]
@@ -403,6 +404,9 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     frags = [cstate.fragment(rec, tiers[rec.key], out_edges.get(rec.key, ())) for rec in records]
     with (tmp / A.UNITS).open("w", encoding="utf-8") as fh:
         fh.writelines(f.units for f in frags)
+    # split on "\n" only: JSON keeps U+2028 and friends raw, and splitlines() would cut there
+    unit_lines = [line + "\n" for f in frags for line in f.units.split("\n")[:-1]]
+    write_recall_arrays(tmp / A.RECALL, records, edges, unit_lines)
     timer.lap("units-file")
 
     lexical_sig = _signature(u.lexical for rec in records for u in rec.units)
@@ -437,7 +441,8 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     timer.lap("digest")
 
     manifest = {
-        "schema_version": A.SCHEMA_VERSION, "build": build_id, "compiled_at": now_s,
+        "schema_version": A.SCHEMA_VERSION, "format": A.FORMAT, "build": build_id,
+        "compiled_at": now_s,
         "embedder": {"id": embedder.id,
                      "dim": int(matrix.shape[1]) if matrix is not None and matrix.size else None},
         "vectors_complete": stats.embed_error is None,
@@ -463,7 +468,7 @@ def _up_to_date(prev: dict[str, Any] | None, records: Sequence[NoteRecord],
         return False
     if prev.get("embedder", {}).get("id") != embedder_id or not prev.get("vectors_complete"):
         return False
-    if prev.get("malformed"):
+    if prev.get("malformed") or prev.get("format") != A.FORMAT:
         return False
     notes = prev.get("notes", {})
     if len(notes) != len(records):

@@ -24,7 +24,7 @@ LEXICAL_CHARS = 6000
 TURN_CHUNK_CHARS = 1200
 
 _LINK_TEXT_RE = re.compile(r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
-_MD_NOISE_RE = re.compile(r"[#>*_`~]+|^\s*[-+]\s+", re.M)
+_MD_NOISE_RE = re.compile(r"<!--.*?-->|[#>*`~]+|^\s*[-+]\s+", re.M | re.S)
 
 
 def plain(text: str) -> str:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA_VERSION = 1
+FORMAT = 2  # bumped whenever a build's set of files or their layout changes
 CURRENT = "current.json"
 BUILDS = "builds"
 MANIFEST = "manifest.json"
@@ -42,6 +43,7 @@ LEXICAL = "lexical"
 GRAPH = "graph.pickle"
 DIGEST = "agent-digest.json"
 CLAIMS = "claims.jsonl"
+RECALL = "recall"  # compact arrays for recall (compilers/recall_index.py)
 EMBED_CACHE = "cache/embeddings.sqlite"
 RECORD_CACHE = "cache/records.pickle"
 TELEMETRY = "telemetry/recall.jsonl"

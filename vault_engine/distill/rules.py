@@ -251,6 +251,14 @@ class RulesDistiller:
                                           entities=mentioned))
             order.append((int(f.turn.anchor[1:]) if f.turn.anchor[1:].isdigit() else 0, title))
         result.cards = _merge_similar(result.cards)
+        # an error fixed in this session was caused by what the session named as its cause
+        fixes = [c for c in result.cards if c.type == "gotcha" and len(c.claims) > 1
+                 and c.claims[-1].text.startswith("Fix: ")]
+        causes = [c for c in result.cards if c.type == "gotcha" and c not in fixes]
+        for fix_card in fixes:
+            for cause in causes:
+                result.links.append(LinkDraft(fix_card.title, cause.title, "CAUSED_BY",
+                                              "the cause named in the same session"))
         kept_titles = {c.title for c in result.cards}
         order = [(n, t) for n, t in order if t in kept_titles]
         # temporal order within the session: decisions, events and fixes as a chain

@@ -1,0 +1,130 @@
+"""`alaya recall`: free text, structured (--concepts/--rel/--depth/--from-nodes) or JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from vault_engine.errors import UsageError
+
+from .output import echo, emit_json, json_option, pass_json, style
+
+
+@click.command()
+@click.argument("text", required=False, default="")
+@click.option("--concepts", default="", help="Comma-separated concepts (structured mode).")
+@click.option("--rel", "rels", multiple=True,
+              help="Follow only this relation type and close ones (repeat or comma-separate).")
+@click.option("--depth", type=click.IntRange(0, 5), default=None,
+              help="Graph expansion depth (default [recall] depth).")
+@click.option("--from-nodes", default="", help="Comma-separated node ids to continue from.")
+@click.option("--top-k", type=click.IntRange(1, 200), default=None, help="How many results.")
+@click.option("--namespace", "namespaces", multiple=True,
+              help="Also search this namespace (own + shared are always searched).")
+@click.option("--all-namespaces", is_flag=True, help="Search every namespace.")
+@click.option("--type", "types", multiple=True, help="Only cards of this type.")
+@click.option("--tag", "tags", multiple=True, help="Only notes with this tag.")
+@click.option("--kind", "kinds", multiple=True,
+              type=click.Choice(["card", "entity", "session", "note", "scene", "query"]),
+              help="Only this kind of node.")
+@click.option("--as-of", default=None, help="Only claims valid at this date (YYYY-MM-DD).")
+@click.option("--mode", type=click.Choice(["hybrid", "bm25", "vector"]), default="hybrid",
+              show_default=True, help="Retrieval: fused, lexical only or vectors only.")
+@click.option("--json-in", is_flag=True, help="Read the query as a JSON object on stdin.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "prompt"]), default=None,
+              help="Output: text (default on a terminal), json, or prompt (for an agent's context).")
+@json_option
+@click.pass_obj
+@pass_json
+def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int | None,
+           from_nodes: str, top_k: int | None, namespaces: tuple[str, ...],
+           all_namespaces: bool, types: tuple[str, ...], tags: tuple[str, ...],
+           kinds: tuple[str, ...], as_of: str | None, mode: str, json_in: bool,
+           fmt: str | None, as_json: bool) -> None:
+    """Recall memories: hybrid vector + BM25 search, graph expansion, zero LLM calls.
+
+    \b
+    Examples (the three modes, and continuing a navigation):
+      alaya recall "gateway restart"                                   # free text
+      alaya recall --concepts "gateway restart,telegram" --rel CAUSED_BY --depth 2
+      echo '{"concepts": ["gateway restart"], "relations": ["CAUSED_BY"], "depth": 2}' \\
+          | alaya recall -
+      alaya recall --from-nodes card-7f3a2c1d --rel DEPENDS_ON        # keep navigating
+
+    Searches your namespace and `shared`. Writes a telemetry event under .alaya/ and never
+    changes a note. Output: docs/schemas/recall.schema.json (--json).
+    """
+    from vault_engine.providers.embedding import get_embedder
+    from vault_engine.recall import RecallQuery, RecallSettings, parse_as_of, prompt_block
+    from vault_engine.recall import recall as run_recall
+
+    vault = obj.vault()
+    if json_in or text == "-":
+        raw = sys.stdin.read()
+        try:
+            query = RecallQuery.from_json(json.loads(raw))
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"stdin is not valid JSON: {exc.msg}",
+                             fix='pipe e.g. {"concepts": ["…"], "relations": ["CAUSED_BY"]}'
+                             ) from None
+    else:
+        split = [r.strip().upper() for x in rels for r in x.split(",") if r.strip()]
+        query = RecallQuery(
+            text=text, concepts=tuple(c.strip() for c in concepts.split(",") if c.strip()),
+            relations=tuple(split), depth=depth,
+            from_nodes=tuple(n.strip() for n in from_nodes.split(",") if n.strip()),
+            top_k=top_k, namespaces=namespaces, all_namespaces=all_namespaces, types=types,
+            tags=tags, kinds=kinds, as_of=parse_as_of(as_of) if as_of else None, mode=mode)
+    embedder = None
+    if query.mode != "bm25":
+        try:
+            embedder = get_embedder(vault.config)
+        except Exception as exc:  # a misconfigured embedder degrades to BM25, never fails
+            echo(style(f"! embedder unavailable: {exc}", fg="yellow"), err=True)
+    result = run_recall(vault.state_dir, query, embedder=embedder,
+                        settings=RecallSettings.from_config(vault.config))
+    fmt = "json" if as_json else (fmt or "text")
+    if fmt == "json":
+        emit_json(result)
+    elif fmt == "prompt":
+        click.echo(prompt_block(result))
+    else:
+        _render(result)
+
+
+def _render(result: dict[str, Any]) -> None:
+    q = result["query"]
+    desc = (f'"{q["text"]}"' if q["text"] else "") + (
+        f" concepts={q['concepts']}" if q["concepts"] else "") + (
+        f" relations={q['relations']}" if q["relations"] else "") + (
+        f" depth={q['depth']}" if q["relations"] or q["from_nodes"] else "") + (
+        f" from={q['from_nodes']}" if q["from_nodes"] else "")
+    echo(f"🔍 Recalling: {desc.strip()}\n")
+    for w in result["warnings"]:
+        echo(style(f"! {w}", fg="yellow"), err=True)
+    for i, n in enumerate(result["nodes"], 1):
+        tag = f"#{n['type']}" if n.get("type") else f"#{n['kind']}"
+        echo(f"[{i}] {style(n['title'], bold=True)} (h={n['h_distance']:.2f}) {tag}")
+        if n.get("matched_rel"):
+            echo(f"    matched: {n['matched_rel']} (rel_sim={n['rel_similarity']}) "
+                 f"via {n['via']}")
+        if n["kind"] == "session" and n.get("turns"):
+            for t in n["turns"][:2]:
+                echo(f"    [^{t['anchor']}] {t['text'][:160]}")
+        elif n.get("snippet"):
+            echo(f"    {n['snippet'][:200]}")
+        echo(f"    {style(n['id'], fg='cyan')}  {n['path']}")
+    if not result["nodes"]:
+        echo("No memories matched.")
+    if result["explorable"]:
+        echo("\nExplorable paths:")
+        for e in result["explorable"][:6]:
+            echo(f"  - {e['rel']} ({e['count']} node{'s' if e['count'] != 1 else ''}, "
+                 f"rel_sim={e['rel_sim_to_query']})")
+    avg = result["h_distance_avg"]
+    if avg is not None:
+        verdict = "🎯 close to target" if avg < 0.3 else "keep exploring"
+        echo(f"\nAverage h_distance: {avg:.2f} ({verdict})  ·  {result['latency_ms']:.0f} ms")

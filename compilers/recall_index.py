@@ -1,0 +1,74 @@
+"""Compact, memory-mappable arrays for recall (`recall/` in a build).
+
+Recall runs on every agent turn, so it must not unpickle the networkx graph (1.4 s at 100k
+cards) or parse the digest (3.4 s). This writes what recall needs as numpy arrays, opened with
+`mmap_mode="r"`:
+
+- `unit_offsets.npy` (int64): byte offset of each line of units.jsonl, so a hit's row is read
+  with one seek instead of parsing the file;
+- `unit_node.npy` (int32): the graph node of each unit; `node_unit.npy`: the first unit of
+  each node (-1 when it has none);
+- `out_indptr/out_indices/out_types/out_weights.npy` and the same `in_*`: the graph's
+  adjacency (CSR) in both directions, relation types as indexes into `meta.json`;
+- `meta.json`: node keys, node kinds, relation type names.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from .graph import Edge
+from .records import GRAPH_KINDS, NoteRecord
+
+
+def write_recall_arrays(folder: Path, records: Sequence[NoteRecord], edges: Sequence[Edge],
+                        unit_lines: Sequence[str]) -> None:
+    import numpy as np
+
+    folder.mkdir(parents=True, exist_ok=True)
+    nodes = [r for r in records if r.kind in GRAPH_KINDS]
+    index = {r.key: i for i, r in enumerate(nodes)}
+    unit_node: list[int] = []
+    node_unit = np.full(len(nodes), -1, dtype=np.int32)
+    for rec in records:
+        node = index.get(rec.key, -1)
+        for _ in rec.units:
+            if node >= 0 and node_unit[node] < 0:
+                node_unit[node] = len(unit_node)
+            unit_node.append(node)
+    offsets = np.zeros(len(unit_lines) + 1, dtype=np.int64)
+    pos = 0
+    for i, line in enumerate(unit_lines):
+        offsets[i] = pos
+        pos += len(line.encode("utf-8"))
+    offsets[-1] = pos
+    rel_types = sorted({e.type for e in edges})
+    type_index = {t: i for i, t in enumerate(rel_types)}
+    pairs_out: list[tuple[int, int, int, float]] = []
+    for e in edges:
+        s, t = index.get(e.source), index.get(e.target)
+        if s is None or t is None:
+            continue
+        pairs_out.append((s, t, type_index[e.type], e.weight))
+        if e.symmetric:
+            pairs_out.append((t, s, type_index[e.type], e.weight))
+    for name, pairs in (("out", pairs_out), ("in", [(t, s, k, w) for s, t, k, w in pairs_out])):
+        pairs.sort()
+        indptr = np.zeros(len(nodes) + 1, dtype=np.int32)
+        for s, *_ in pairs:
+            indptr[s + 1] += 1
+        np.cumsum(indptr, out=indptr)
+        np.save(folder / f"{name}_indptr.npy", indptr)
+        np.save(folder / f"{name}_indices.npy", np.array([p[1] for p in pairs], dtype=np.int32))
+        np.save(folder / f"{name}_types.npy", np.array([p[2] for p in pairs], dtype=np.int16))
+        np.save(folder / f"{name}_weights.npy", np.array([p[3] for p in pairs],
+                                                         dtype=np.float32))
+    np.save(folder / "unit_offsets.npy", offsets)
+    np.save(folder / "unit_node.npy", np.array(unit_node, dtype=np.int32))
+    np.save(folder / "node_unit.npy", node_unit)
+    (folder / "meta.json").write_text(json.dumps(
+        {"nodes": [r.key for r in nodes], "kinds": [r.kind for r in nodes],
+         "relation_types": rel_types}, ensure_ascii=False, separators=(",", ":")),
+        encoding="utf-8")

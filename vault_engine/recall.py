@@ -1,0 +1,581 @@
+"""Recall: hybrid search with graph expansion over the compiled artifacts. Zero LLM calls.
+
+Pipeline (seed 000 §4.4, seed 003 §2.6, seed 004): embed the query → vector search over the
+HOT and WARM FAISS indexes → BM25 → reciprocal rank fusion (k = 60) → units grouped into notes
+(a session scores from its best turns) → graph expansion along all relations, or only along the
+requested types and those close to them (vault_engine.relations) → heuristic distance
+h = α·concept_distance + β·relation_distance + γ·depth_penalty → filters (namespace, type, tag,
+kind, --as-of) → MMR diversity → top-k. Output schema: docs/schemas/recall.schema.json.
+
+Everything is read from the current build through memory-mapped arrays (`RecallIndex`);
+recall never writes markdown, only a telemetry event under `.alaya/`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import mmap
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import artifacts as A
+from .errors import AlayaError, UsageError
+from .notes import to_datetime
+from .relations import query_relations, relation_similarity
+
+SESSION_TURN_WEIGHTS = (1.0, 0.3, 0.15)  # a session scores from its best turns
+
+
+class NotCompiledError(AlayaError):
+    """There are no artifacts to recall from."""
+
+
+@dataclass(frozen=True)
+class RecallQuery:
+    text: str = ""
+    concepts: tuple[str, ...] = ()
+    relations: tuple[str, ...] = ()
+    depth: int | None = None
+    from_nodes: tuple[str, ...] = ()
+    top_k: int | None = None
+    namespaces: tuple[str, ...] = ()
+    all_namespaces: bool = False
+    types: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    as_of: dt.datetime | None = None
+    mode: str = "hybrid"  # hybrid | bm25 | vector
+    expand: bool = True
+
+    @property
+    def query_text(self) -> str:
+        return " ".join(x for x in (self.text, *self.concepts) if x).strip()
+
+    @classmethod
+    def from_json(cls, obj: Any) -> RecallQuery:
+        """The agent JSON mode: {"query"|"text", "concepts", "relations", "depth",
+        "from_nodes", "top_k", "namespace", "type", "tag", "kind", "as_of"}."""
+        if not isinstance(obj, Mapping):
+            raise UsageError("recall JSON input must be an object",
+                             fix='e.g. {"concepts": ["gateway restart"], "relations": ["CAUSED_BY"]}')
+
+        def strs(key: str, *alts: str) -> tuple[str, ...]:
+            for k in (key, *alts):
+                v = obj.get(k)
+                if v is None:
+                    continue
+                if isinstance(v, str):
+                    return tuple(x.strip() for x in v.split(",") if x.strip())
+                if isinstance(v, list) and all(isinstance(x, str) for x in v):
+                    return tuple(v)
+                raise UsageError(f"`{k}` must be a string or a list of strings",
+                                 fix=f'"{k}": ["…"]')
+            return ()
+
+        def integer(key: str) -> int | None:
+            v = obj.get(key)
+            if v is None:
+                return None
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise UsageError(f"`{key}` must be a non-negative integer", fix=f'"{key}": 2')
+            return v
+
+        known = {"query", "text", "concepts", "relations", "rel", "depth", "from_nodes",
+                 "top_k", "namespace", "namespaces", "type", "types", "tag", "tags", "kind",
+                 "kinds", "as_of", "mode", "all_namespaces"}
+        unknown = set(obj) - known
+        if unknown:
+            raise UsageError(f"unknown recall keys: {sorted(unknown)}",
+                             fix="see docs/recall.md for the JSON input")
+        text = obj.get("query", obj.get("text", ""))
+        if not isinstance(text, str):
+            raise UsageError("`query` must be a string", fix='"query": "…"')
+        as_of = parse_as_of(obj["as_of"]) if obj.get("as_of") else None
+        return cls(text=text, concepts=strs("concepts"), relations=tuple(
+            r.upper() for r in strs("relations", "rel")), depth=integer("depth"),
+            from_nodes=strs("from_nodes"), top_k=integer("top_k"),
+            namespaces=strs("namespace", "namespaces"), types=strs("type", "types"),
+            tags=strs("tag", "tags"), kinds=strs("kind", "kinds"), as_of=as_of,
+            mode=str(obj.get("mode") or "hybrid"),
+            all_namespaces=bool(obj.get("all_namespaces")))
+
+
+def parse_as_of(value: Any) -> dt.datetime:
+    when = to_datetime(value)
+    if when is None:
+        raise UsageError(f"--as-of {value!r} is not a date", fix="use YYYY-MM-DD or ISO 8601")
+    return when
+
+
+@dataclass
+class Hit:
+    node: int
+    score: float
+    units: list[tuple[int, float]] = field(default_factory=list)  # (unit, fused score)
+    depth: int = 0
+    matched_rel: str | None = None
+    rel_similarity: float | None = None
+    via: int | None = None
+    cosine: float | None = None
+    h: float = 0.0
+
+
+class RecallIndex:
+    """The artifacts recall needs, opened lazily and memory-mapped. Cheap to keep resident."""
+
+    def __init__(self, build: A.Build) -> None:
+        import numpy as np
+
+        self.build = build
+        folder = build.path(A.RECALL)
+        if not folder.exists():
+            raise NotCompiledError("the artifacts predate recall support",
+                                   fix="run `alaya compile` again")
+        self.meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        self.nodes: list[str] = self.meta["nodes"]
+        self.kinds: list[str] = self.meta["kinds"]
+        self.rel_types: list[str] = self.meta["relation_types"]
+        self.node_index = {k: i for i, k in enumerate(self.nodes)}
+
+        def load(name: str) -> Any:
+            return np.load(folder / name, mmap_mode="r")
+
+        self.unit_offsets = load("unit_offsets.npy")
+        self.unit_node = load("unit_node.npy")
+        self.node_unit = load("node_unit.npy")
+        self.adj = {d: (load(f"{d}_indptr.npy"), load(f"{d}_indices.npy"),
+                        load(f"{d}_types.npy"), load(f"{d}_weights.npy")) for d in ("out", "in")}
+        self._units_fh = build.path(A.UNITS).open("rb")
+        size = build.path(A.UNITS).stat().st_size
+        self._units = mmap.mmap(self._units_fh.fileno(), 0, access=mmap.ACCESS_READ) \
+            if size else b""
+        self._rows: dict[int, dict[str, Any]] = {}
+        self._vec: dict[str, Any] = {}
+        self._lexical: Any = None
+        self.manifest = build.manifest()
+
+    # -- rows and vectors ---------------------------------------------------------------
+    def row(self, unit: int) -> dict[str, Any]:
+        row = self._rows.get(unit)
+        if row is None:
+            start, end = int(self.unit_offsets[unit]), int(self.unit_offsets[unit + 1])
+            row = json.loads(self._units[start:end])
+            self._rows[unit] = row
+        return row
+
+    @property
+    def n_units(self) -> int:
+        return len(self.unit_offsets) - 1
+
+    def vectors(self, tier: str) -> Any:
+        if tier not in self._vec:
+            index = self.build.vector_index(tier, mmap=(tier != "HOT"))
+            self._vec[tier] = index
+        return self._vec[tier]
+
+    def unit_vector(self, unit: int) -> Any:
+        tier = self.row(unit).get("tier")
+        index = self.vectors(tier) if tier in ("HOT", "WARM") else None
+        if index is None:
+            return None
+        try:
+            return index.reconstruct(int(unit))
+        except RuntimeError:
+            return None
+
+    def lexical(self) -> Any:
+        if self._lexical is None:
+            import bm25s
+
+            path = self.build.path(A.LEXICAL)
+            self._lexical = bm25s.BM25.load(str(path), mmap=True) if path.exists() else False
+        return self._lexical
+
+    # -- graph ----------------------------------------------------------------------------
+    def neighbours(self, node: int, direction: str = "out") -> Iterable[tuple[int, str, float]]:
+        indptr, indices, types, weights = self.adj[direction]
+        for j in range(int(indptr[node]), int(indptr[node + 1])):
+            yield int(indices[j]), self.rel_types[int(types[j])], float(weights[j])
+
+
+_INDEX_CACHE: dict[str, RecallIndex] = {}
+
+
+def open_index(state_dir: Path) -> RecallIndex:
+    """The current build's RecallIndex (kept per build id, so a resident process reuses it)."""
+    build = A.current_build(state_dir)
+    if build is None:
+        raise NotCompiledError("the vault has not been compiled yet",
+                               fix="run `alaya compile` (or keep `alaya watch` running)")
+    cached = _INDEX_CACHE.get(str(build.root))
+    if cached is None:
+        _INDEX_CACHE.clear()
+        cached = RecallIndex(build)
+        _INDEX_CACHE[str(build.root)] = cached
+    return cached
+
+
+@dataclass
+class RecallSettings:
+    alpha: float = 0.5
+    beta: float = 0.3
+    gamma: float = 0.2
+    rrf_k: int = 60
+    top_k: int = 10
+    depth: int = 1
+    rel_threshold: float = 0.75
+    mmr_lambda: float = 0.7
+    default_namespace: str = "shared"
+
+    @classmethod
+    def from_config(cls, config: Any) -> RecallSettings:
+        r = config.section("recall")
+        return cls(alpha=r["alpha"], beta=r["beta"], gamma=r["gamma"], rrf_k=r["rrf_k"],
+                   top_k=r["top_k"], depth=r["depth"],
+                   rel_threshold=r["rel_similarity_threshold"], mmr_lambda=r["mmr_lambda"],
+                   default_namespace=config.get("vault", "default_namespace"))
+
+
+def _rank_vector(index: RecallIndex, qvec: Any, k: int) -> list[tuple[int, float]]:
+    import numpy as np
+
+    out: list[tuple[int, float]] = []
+    q = np.asarray(qvec, dtype=np.float32).reshape(1, -1)
+    for tier in ("HOT", "WARM"):
+        idx = index.vectors(tier)
+        if idx is None or idx.ntotal == 0:
+            continue
+        if idx.d != q.shape[1]:
+            raise NotCompiledError(f"the query vector has {q.shape[1]} dimensions, the index "
+                                   f"{idx.d}", fix="compile again with the current embedder")
+        scores, ids = idx.search(q, min(k, idx.ntotal))
+        out += [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+    out.sort(key=lambda x: -x[1])
+    return out[:k]
+
+
+def _rank_lexical(index: RecallIndex, text: str, k: int) -> list[tuple[int, float]]:
+    from .lexical import tokenize
+
+    retriever = index.lexical()
+    tokens = tokenize(text)
+    if not retriever or not tokens:
+        return []
+    vocab = retriever.vocab_dict
+    ids = [vocab[t] for t in tokens if t in vocab]
+    if not ids:
+        return []
+    scores = retriever.get_scores(ids)
+    k = min(k, len(scores))
+    import numpy as np
+
+    top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    ranked = sorted(((int(i), float(scores[i])) for i in top if scores[i] > 0),
+                    key=lambda x: -x[1])
+    return ranked
+
+
+def _rrf(rankings: Sequence[list[tuple[int, float]]], k: int) -> dict[int, float]:
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, (unit, _score) in enumerate(ranking):
+            fused[unit] = fused.get(unit, 0.0) + 1.0 / (k + rank + 1)
+    return fused
+
+
+def _passes(row: Mapping[str, Any], q: RecallQuery, namespaces: set[str] | None) -> bool:
+    if namespaces is not None and row.get("namespace", "shared") not in namespaces:
+        return False
+    if q.types and row.get("type") not in q.types:
+        return False
+    if q.tags and not set(q.tags) & set(row.get("tags") or []):
+        return False
+    if q.kinds and row.get("kind") not in q.kinds:
+        return False
+    if q.as_of is not None:
+        valid = row.get("valid") or []
+        if valid:
+            ok = False
+            for start, end in valid:
+                s, e = to_datetime(start), to_datetime(end)
+                if (s is None or s <= q.as_of) and (e is None or q.as_of < e):
+                    ok = True
+            if not ok:
+                return False
+        else:
+            when = to_datetime(row.get("when"))
+            if when is not None and when > q.as_of:
+                return False
+    return True
+
+
+def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
+           settings: RecallSettings | None = None, telemetry: bool = True) -> dict[str, Any]:
+    """Run a recall and return the documented JSON object."""
+    start = time.perf_counter()
+    settings = settings or RecallSettings()
+    index = open_index(state_dir)
+    top_k = query.top_k or settings.top_k
+    text = query.query_text
+    warnings: list[str] = []
+    if not text and not query.from_nodes:
+        raise UsageError("nothing to recall: give a query, --concepts or --from-nodes",
+                         fix='alaya recall "gateway restart"')
+    namespaces: set[str] | None = None
+    if not query.all_namespaces:
+        namespaces = {"shared", settings.default_namespace, *query.namespaces}
+
+    qvec = None
+    if text and query.mode in ("hybrid", "vector"):
+        if embedder is None:
+            warnings.append("no embedder: answered from BM25 and the graph only")
+        else:
+            try:
+                qvec = embedder.embed_query(text)
+            except AlayaError as exc:
+                warnings.append(f"embedder unavailable ({exc.message}): answered from BM25 "
+                                "and the graph only")
+    depth = settings.depth if query.depth is None else query.depth
+    k_search = max(50, top_k * 5)
+    rankings: list[list[tuple[int, float]]] = []
+    cos: dict[int, float] = {}
+    if qvec is not None:
+        vec = _rank_vector(index, qvec, k_search)
+        cos = dict(vec)
+        rankings.append(vec)
+    if text and query.mode in ("hybrid", "bm25"):
+        rankings.append(_rank_lexical(index, text, k_search))
+    fused = _rrf(rankings, settings.rrf_k)
+
+    # units → nodes (a session scores from its best turns)
+    by_node: dict[int, list[tuple[int, float]]] = {}
+    for unit, score in fused.items():
+        row = index.row(unit)
+        if not _passes(row, query, namespaces):
+            continue
+        by_node.setdefault(int(index.unit_node[unit]), []).append((unit, score))
+    best = max(fused.values(), default=1.0) or 1.0
+    hits: dict[int, Hit] = {}
+    for node, units in by_node.items():
+        if node < 0:
+            continue
+        units.sort(key=lambda x: -x[1])
+        score = sum(w * s / best for w, (_, s) in zip(SESSION_TURN_WEIGHTS, units, strict=False))
+        hits[node] = Hit(node=node, score=score, units=units[:3],
+                         cosine=cos.get(units[0][0]))
+
+    # seeds for expansion: the best hits, or the nodes we were asked to continue from
+    seeds: list[Hit]
+    if query.from_nodes:
+        seeds = []
+        for ref in query.from_nodes:
+            node = _resolve_node(index, ref)
+            seeds.append(Hit(node=node, score=1.0, cosine=None))
+        hits = {} if not text else hits
+        depth = max(depth, 1)
+    else:
+        seeds = sorted(hits.values(), key=lambda h: -h.score)[:top_k]
+    wanted = tuple(query.relations)
+    if query.expand and depth > 0 and seeds:
+        _expand(index, seeds, hits, wanted, depth, settings, query, namespaces,
+                exclude_seeds=bool(query.from_nodes))
+
+    # heuristic distance for every hit
+    import numpy as np
+
+    qv = np.asarray(qvec, dtype=np.float32) if qvec is not None else None
+    for hit in hits.values():
+        if hit.cosine is None and qv is not None:
+            unit = hit.units[0][0] if hit.units else int(index.node_unit[hit.node])
+            unit_vec = index.unit_vector(unit) if unit >= 0 else None
+            if unit_vec is not None:
+                hit.cosine = float(np.dot(unit_vec, qv))
+        concept = 1.0 - hit.cosine if hit.cosine is not None else 1.0 - min(1.0, hit.score)
+        # With relations asked for, a node reached through none of them is a full relation
+        # step away; without, relation distance plays no part.
+        rel_sim = hit.rel_similarity if hit.rel_similarity is not None else (
+            0.0 if wanted else 1.0)
+        hit.h = (settings.alpha * max(0.0, concept) + settings.beta * (1.0 - rel_sim)
+                 + settings.gamma * 0.1 * hit.depth)
+
+    if wanted:  # navigation: nearest by the heuristic distance first (seed 000 §4.4)
+        ranked = sorted(hits.values(), key=lambda h: (h.h, -h.score, h.node))
+    else:
+        ranked = sorted(hits.values(), key=lambda h: (-h.score, h.h, h.node))
+    ranked = _mmr(index, ranked, top_k, settings.mmr_lambda)
+    nodes = [_node_json(index, h) for h in ranked]
+    explorable = _explorable(index, ranked, wanted, text, {h.node for h in ranked})
+    latency = (time.perf_counter() - start) * 1000
+    result = {
+        "query": {"text": query.text, "concepts": list(query.concepts),
+                  "relations": list(query.relations), "depth": depth,
+                  "from_nodes": list(query.from_nodes), "top_k": top_k, "mode": query.mode},
+        "nodes": nodes,
+        "explorable": explorable,
+        "h_distance_avg": round(sum(n["h_distance"] for n in nodes) / len(nodes), 4)
+        if nodes else None,
+        "latency_ms": round(latency, 1),
+        "build": index.build.build_id,
+        "compiled_at": index.manifest.get("compiled_at"),
+        "warnings": warnings,
+    }
+    if telemetry:
+        from .telemetry import append_event
+
+        append_event(state_dir, {
+            "ts": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "query": query.query_text or ",".join(query.from_nodes),
+            "hits": [{"id": n["id"], "score": n["score"]} for n in nodes],
+            "latency_ms": result["latency_ms"]})
+    return result
+
+
+def _resolve_node(index: RecallIndex, ref: str) -> int:
+    ref = ref.strip().removeprefix("[[").removesuffix("]]")
+    if ref in index.node_index:
+        return index.node_index[ref]
+    wanted = ref.casefold()
+    for node, unit in enumerate(index.node_unit):
+        if unit >= 0 and str(index.row(int(unit)).get("title", "")).casefold() == wanted:
+            return node
+    raise UsageError(f"--from-nodes: no node {ref!r} in the compiled vault",
+                     fix="pass node ids from a previous recall's nodes[].id")
+
+
+def _expand(index: RecallIndex, seeds: list[Hit], hits: dict[int, Hit], wanted: Sequence[str],
+            depth: int, settings: RecallSettings, query: RecallQuery,
+            namespaces: set[str] | None, exclude_seeds: bool) -> None:
+    """Breadth-first along edges; with `wanted` relations only along close types."""
+    frontier = [(s, 0) for s in seeds]
+    seen = {s.node for s in seeds}
+    while frontier:
+        parent, d = frontier.pop(0)
+        if d >= depth:
+            continue
+        directions = ("out",) if wanted else ("out", "in")
+        for direction in directions:
+            for target, rel, weight in index.neighbours(parent.node, direction):
+                if wanted:
+                    sim = max(relation_similarity(rel, w) for w in wanted)
+                    if sim < settings.rel_threshold:
+                        continue
+                else:
+                    sim = 1.0 if direction == "out" else 0.8
+                unit = int(index.node_unit[target])
+                if unit >= 0 and not _passes(index.row(unit), query, namespaces):
+                    continue
+                score = parent.score * weight * sim * 0.8
+                existing = hits.get(target)
+                if target in seen and existing is not None:
+                    if existing.depth > 0 and score > existing.score:
+                        existing.score = score
+                    continue
+                seen.add(target)
+                hit = Hit(node=target, score=score, depth=d + 1, matched_rel=rel,
+                          rel_similarity=round(sim, 3), via=parent.node,
+                          units=[(unit, 0.0)] if unit >= 0 else [])
+                hits[target] = hit
+                frontier.append((hit, d + 1))
+    if exclude_seeds:
+        for s in seeds:
+            hits.pop(s.node, None)
+
+
+def _mmr(index: RecallIndex, ranked: list[Hit], k: int, lam: float) -> list[Hit]:
+    """Maximal marginal relevance over the top candidates (vectors of each hit's best unit)."""
+    import numpy as np
+
+    pool = ranked[:k * 3]
+    if len(pool) <= k or lam >= 1.0:
+        return pool[:k]
+    order = {id(h): i for i, h in enumerate(pool)}
+    vecs: list[Any] = []
+    for h in pool:
+        unit = h.units[0][0] if h.units else int(index.node_unit[h.node])
+        v = index.unit_vector(unit) if unit >= 0 else None
+        vecs.append(None if v is None else np.asarray(v, dtype=np.float32))
+    # relevance from the position in the ranking, so MMR keeps whichever order was chosen
+    # (by score for search, by heuristic distance for navigation)
+    relevance = [1.0 - i / len(pool) for i in range(len(pool))]
+    chosen: list[int] = []
+    left = list(range(len(pool)))
+    while left and len(chosen) < k:
+        def value(i: int) -> float:
+            redundancy = 0.0
+            if vecs[i] is not None:
+                sims = [float(np.dot(vecs[i], vecs[j])) for j in chosen if vecs[j] is not None]
+                redundancy = max(sims, default=0.0)
+            return lam * relevance[i] - (1 - lam) * redundancy
+
+        pick = max(left, key=value)
+        chosen.append(pick)
+        left.remove(pick)
+    # MMR chooses which k; they are shown in the ranking's own order
+    return sorted((pool[i] for i in chosen), key=lambda h: order[id(h)])
+
+
+_CHUNK_RE = re.compile(r"\s+")
+
+
+def _node_json(index: RecallIndex, hit: Hit) -> dict[str, Any]:
+    unit = hit.units[0][0] if hit.units else int(index.node_unit[hit.node])
+    row = index.row(unit) if unit >= 0 else {}
+    kind = index.kinds[hit.node]
+    out: dict[str, Any] = {
+        "id": index.nodes[hit.node], "title": row.get("title", index.nodes[hit.node]),
+        "kind": kind, "type": row.get("type"), "path": row.get("path"),
+        "score": round(hit.score, 4), "h_distance": round(hit.h, 4),
+        "matched_rel": hit.matched_rel, "rel_similarity": hit.rel_similarity,
+        "depth": hit.depth, "via": index.nodes[hit.via] if hit.via is not None else None,
+        "tier": row.get("tier"), "namespace": row.get("namespace"),
+        "source_sessions": row.get("source_sessions") or [],
+        "snippet": row.get("snippet", ""),
+    }
+    if kind == "session":
+        anchors = [index.row(u).get("anchor") for u, _ in hit.units if u >= 0]
+        out["session_id"] = index.nodes[hit.node]
+        out["anchors"] = [a for a in anchors if a]
+        out["turns"] = [{"anchor": index.row(u).get("anchor"),
+                         "text": index.row(u).get("snippet", "")} for u, _ in hit.units if u >= 0]
+    return out
+
+
+def _explorable(index: RecallIndex, hits: Sequence[Hit], wanted: Sequence[str], text: str,
+                shown: set[int]) -> list[dict[str, Any]]:
+    counts: dict[str, set[int]] = {}
+    for h in hits:
+        for target, rel, _w in index.neighbours(h.node, "out"):
+            if target not in shown:
+                counts.setdefault(rel, set()).add(target)
+    cues = list(wanted) or query_relations(text)
+    rows: list[tuple[float, int, str]] = []
+    for rel, targets in counts.items():
+        sim = max((relation_similarity(rel, c) for c in cues), default=0.3)
+        rows.append((round(sim, 2), len(targets), rel))
+    rows.sort(key=lambda r: (-r[0], -r[1], r[2]))
+    return [{"rel": rel, "count": count, "rel_sim_to_query": sim} for sim, count, rel in rows]
+
+
+def prompt_block(result: Mapping[str, Any], *, max_chars: int = 4000) -> str:
+    """Memory formatted for an agent's context (seed 004): one line per memory."""
+    lines = []
+    for n in result["nodes"]:
+        kind = n.get("type") or n["kind"]
+        label = f"[{kind}]" if n["kind"] != "session" else "[episodic]"
+        text = _CHUNK_RE.sub(" ", n.get("snippet") or n["title"]).strip()
+        ref = f"[[{n['id']}#^{n['anchors'][0]}]]" if n.get("anchors") else f"[[{n['id']}]]"
+        line = f"- {label} {n['title'] if n['kind'] != 'session' else ''}".rstrip()
+        line += f" — {text} ({ref})" if text and text != n["title"] else f" ({ref})"
+        lines.append(line)
+    out, used = [], 0
+    for line in lines:
+        if used + len(line) + 1 > max_chars:
+            break
+        out.append(line)
+        used += len(line) + 1
+    return "\n".join(out)
