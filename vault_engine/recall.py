@@ -332,8 +332,13 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
 
     qvec = None
     if text and query.mode in ("hybrid", "vector"):
+        built_with = (index.manifest.get("embedder") or {}).get("id")
         if embedder is None:
             warnings.append("no embedder: answered from BM25 and the graph only")
+        elif built_with and embedder.id != built_with:
+            warnings.append(f"the artifacts were embedded with {built_with}, the query would "
+                            f"be embedded with {embedder.id}: answered from BM25 and the "
+                            "graph only (run `alaya compile`)")
         else:
             try:
                 qvec = embedder.embed_query(text)
@@ -472,7 +477,12 @@ def _expand(index: RecallIndex, seeds: list[Hit], hits: dict[int, Hit], wanted: 
                 score = parent.score * weight * sim * 0.8
                 existing = hits.get(target)
                 if target in seen and existing is not None:
-                    if existing.depth > 0 and score > existing.score:
+                    if wanted and existing.matched_rel is None and existing is not parent:
+                        # a direct hit that is also reached along an asked-for relation is
+                        # a relation match: say so (navigation ranks it by that)
+                        existing.matched_rel, existing.rel_similarity = rel, round(sim, 3)
+                        existing.via, existing.depth = parent.node, d + 1
+                    elif existing.depth > 0 and score > existing.score:
                         existing.score = score
                     continue
                 seen.add(target)
