@@ -41,7 +41,7 @@ from .digest import Fragment, digest_header, fingerprint, make_fragment
 from .embeddings import EmbeddingCache, embed_texts, text_key
 from .graph import Edge, build_graph, edges_by_source, resolve_edges
 from .recall_index import write_recall_arrays
-from .records import NoteRecord, build_record
+from .records import GRAPH_KINDS, NoteRecord, build_record
 
 Progress = Callable[[str, int, int], None]
 RECORD_CACHE_VERSION = 4
@@ -410,14 +410,20 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     timer.lap("units-file")
 
     lexical_sig = _signature(u.lexical for rec in records for u in rec.units)
-    if units_reusable(prev_build, prev, "lexical_sig", lexical_sig, A.LEXICAL):
-        shutil.copytree(prev_build.path(A.LEXICAL), tmp / A.LEXICAL)  # type: ignore[union-attr]
+    if units_reusable(prev_build, prev, "lexical_sig", lexical_sig, A.LEXICAL) and \
+            units_reusable(prev_build, prev, "lexical_sig", lexical_sig, A.LEXICAL_NOTES):
+        for name in (A.LEXICAL, A.LEXICAL_NOTES):
+            shutil.copytree(prev_build.path(name), tmp / name)  # type: ignore[union-attr]
     elif texts:
         docs = [ids for rec in records for ids in cstate.unit_token_ids(rec)]
         if len(cstate.vocab) > 1000 and stats.deleted + stats.parsed > 0:
             cstate.compact_vocab(r.path for r in records)
             docs = [ids for rec in records for ids in cstate.unit_token_ids(rec)]
         build_lexical(tmp / A.LEXICAL, docs, cstate.vocab)
+        # one document per note (a whole session): BM25 over the note, row i = graph node i
+        note_docs = [array("i", [t for ids in cstate.unit_token_ids(rec) for t in ids])
+                     for rec in records if rec.kind in GRAPH_KINDS]
+        build_lexical(tmp / A.LEXICAL_NOTES, note_docs, cstate.vocab)
     timer.lap("lexical")
 
     tier_names = {k: v.tier for k, v in tiers.items()}

@@ -33,13 +33,14 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA_VERSION = 1
-FORMAT = 2  # bumped whenever a build's set of files or their layout changes
+FORMAT = 3  # bumped whenever a build's set of files or their layout changes
 CURRENT = "current.json"
 BUILDS = "builds"
 MANIFEST = "manifest.json"
 UNITS = "units.jsonl"
 VECTORS = {"HOT": "vectors-hot.faiss", "WARM": "vectors-warm.faiss"}
 LEXICAL = "lexical"
+LEXICAL_NOTES = "lexical-notes"  # BM25 with one document per note (a whole session)
 GRAPH = "graph.pickle"
 DIGEST = "agent-digest.json"
 CLAIMS = "claims.jsonl"

@@ -68,6 +68,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "depth": 1,
         "rel_similarity_threshold": 0.75,
         "mmr_lambda": 0.7,
+        "fusion": "weighted",  # weighted (scores scaled 0-1) | rrf (reciprocal rank fusion)
+        "dense_weight": 0.7,  # weighted fusion: share of the vector score
     },
     "memory": {  # seed 002: six-factor promotion into MEMORY.md
         "budget_chars": 10_000,

@@ -28,7 +28,8 @@ from .errors import AlayaError, UsageError
 from .notes import to_datetime
 from .relations import query_relations, relation_similarity
 
-SESSION_TURN_WEIGHTS = (1.0, 0.3, 0.15)  # a session scores from its best turns
+SESSION_TURN_WEIGHTS = (1.0, 0.5, 0.25)  # a session scores from its best three turns
+COMMON_TERM_RATIO = 0.2  # query words in more than this share of units leave the dense query
 
 
 class NotCompiledError(AlayaError):
@@ -188,6 +189,21 @@ class RecallIndex:
         except RuntimeError:
             return None
 
+    def doc_freq(self, token_id: int) -> int:
+        """How many units contain a token (from the BM25 index's sparse columns)."""
+        retriever = self.lexical()
+        indptr = retriever.scores["indptr"]
+        return int(indptr[token_id + 1] - indptr[token_id])
+
+    def notes_lexical(self) -> Any:
+        if not hasattr(self, "_notes_lexical"):
+            import bm25s
+
+            path = self.build.path(A.LEXICAL_NOTES)
+            self._notes_lexical = bm25s.BM25.load(str(path), mmap=True) if path.exists() \
+                else False
+        return self._notes_lexical
+
     def lexical(self) -> Any:
         if self._lexical is None:
             import bm25s
@@ -231,6 +247,10 @@ class RecallSettings:
     rel_threshold: float = 0.75
     mmr_lambda: float = 0.7
     default_namespace: str = "shared"
+    fusion: str = "weighted"  # weighted | rrf (docs/recall.md: why weighted is the default)
+    dense_weight: float = 0.7  # weighted fusion: share of the dense score
+    node_bm25_weight: float = 0.4  # a note's BM25 evidence over all its units
+    date_weight: float = 0.1  # notes dated on a day or month the query names
 
     @classmethod
     def from_config(cls, config: Any) -> RecallSettings:
@@ -238,7 +258,8 @@ class RecallSettings:
         return cls(alpha=r["alpha"], beta=r["beta"], gamma=r["gamma"], rrf_k=r["rrf_k"],
                    top_k=r["top_k"], depth=r["depth"],
                    rel_threshold=r["rel_similarity_threshold"], mmr_lambda=r["mmr_lambda"],
-                   default_namespace=config.get("vault", "default_namespace"))
+                   default_namespace=config.get("vault", "default_namespace"),
+                   fusion=r["fusion"], dense_weight=r["dense_weight"])
 
 
 def _rank_vector(index: RecallIndex, qvec: Any, k: int) -> list[tuple[int, float]]:
@@ -259,25 +280,122 @@ def _rank_vector(index: RecallIndex, qvec: Any, k: int) -> list[tuple[int, float
     return out[:k]
 
 
-def _rank_lexical(index: RecallIndex, text: str, k: int) -> list[tuple[int, float]]:
+def _lexical_scores(index: RecallIndex, text: str) -> Any:
+    """BM25 score of every unit for `text` (None when nothing in the query is indexed)."""
     from .lexical import tokenize
 
     retriever = index.lexical()
     tokens = tokenize(text)
     if not retriever or not tokens:
-        return []
+        return None
     vocab = retriever.vocab_dict
     ids = [vocab[t] for t in tokens if t in vocab]
-    if not ids:
-        return []
-    scores = retriever.get_scores(ids)
-    k = min(k, len(scores))
+    return retriever.get_scores(ids) if ids else None
+
+
+def _rank_lexical(scores: Any, k: int) -> list[tuple[int, float]]:
     import numpy as np
 
+    if scores is None:
+        return []
+    k = min(k, len(scores))
     top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-    ranked = sorted(((int(i), float(scores[i])) for i in top if scores[i] > 0),
-                    key=lambda x: -x[1])
-    return ranked
+    return sorted(((int(i), float(scores[i])) for i in top if scores[i] > 0),
+                  key=lambda x: -x[1])
+
+
+def _node_lexical(index: RecallIndex, text: str) -> dict[int, float]:
+    """BM25 over whole notes (a session as one document), scaled 0–1: a session whose turns
+    together cover the query's words, even if no single turn does."""
+    import numpy as np
+
+    from .lexical import tokenize
+
+    retriever = index.notes_lexical()
+    if not retriever:
+        return {}
+    vocab = retriever.vocab_dict
+    ids = [vocab[t] for t in tokenize(text) if t in vocab]
+    if not ids:
+        return {}
+    scores = retriever.get_scores(ids)
+    top = float(scores.max()) if len(scores) else 0.0
+    if top <= 0:
+        return {}
+    return {int(n): float(scores[n]) / top for n in np.nonzero(scores > 0)[0]}
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")
+_DATE_IN_QUERY_RE = re.compile(
+    r"(?i)\b(?:(\d{1,2})\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+    r"(?:\s+(\d{1,2})(?:st|nd|rd|th)?)?(?:,?\s+(\d{4}))?\b|\b(\d{4})-(\d{2})(?:-(\d{2}))?\b")
+
+
+def dates_in_query(text: str) -> list[tuple[int | None, int, int | None]]:
+    """(year, month, day) the query names ("in May 2023", "on 8 May", "2023-05-08")."""
+    out = []
+    for m in _DATE_IN_QUERY_RE.finditer(text or ""):
+        if m.group(2):
+            month = [x[:3] for x in _MONTHS].index(m.group(2).lower()[:3]) + 1
+            if m.group(2).lower() == "may" and not (m.group(1) or m.group(3) or m.group(4)):
+                continue  # "may" alone is a verb far more often than a month
+            day = m.group(1) or m.group(3)
+            out.append((int(m.group(4)) if m.group(4) else None, month,
+                        int(day) if day else None))
+        else:
+            out.append((int(m.group(5)), int(m.group(6)),
+                        int(m.group(7)) if m.group(7) else None))
+    return out
+
+
+def _date_match(when: str | None, dates: Sequence[tuple[int | None, int, int | None]]) -> float:
+    stamp = to_datetime(when)
+    if stamp is None:
+        return 0.0
+    best = 0.0
+    for year, month, day in dates:
+        if stamp.month != month or (year is not None and stamp.year != year):
+            continue
+        best = max(best, 1.0 if day is None or abs(stamp.day - day) <= 1 else 0.5)
+    return best
+
+
+def _weighted(rankings: Sequence[tuple[float, list[tuple[int, float]]]]) -> dict[int, float]:
+    """Score fusion: each ranking's scores scaled to 0–1 (by its best), weighted, summed."""
+    fused: dict[int, float] = {}
+    for weight, ranking in rankings:
+        if not ranking:
+            continue
+        top = max(s for _, s in ranking) or 1.0
+        low = min(s for _, s in ranking)
+        span = (top - low) or top or 1.0
+        for unit, score in ranking:
+            fused[unit] = fused.get(unit, 0.0) + weight * (score - low) / span
+    return fused
+
+
+def dense_query(index: RecallIndex, text: str) -> str:
+    """The query without words that nearly every unit contains (speaker names at the start of
+    every turn, a project's own name): they pull every passage equally close and drown what
+    the question is about. BM25 weighs them down by itself; the dense side cannot."""
+    from .lexical import tokenize
+
+    retriever = index.lexical()
+    if not retriever:
+        return text
+    n = max(1, index.n_units)
+    words = re.findall(r"[\w'’-]+|[^\w\s]", text)
+    kept = []
+    for word in words:
+        toks = tokenize(word)
+        common = any(retriever.vocab_dict.get(t) is not None and
+                     index.doc_freq(retriever.vocab_dict[t]) / n > COMMON_TERM_RATIO
+                     for t in toks)
+        if not common:
+            kept.append(word)
+    out = " ".join(kept).strip()
+    return out or text
 
 
 def _rrf(rankings: Sequence[list[tuple[int, float]]], k: int) -> dict[int, float]:
@@ -341,21 +459,28 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
                             "graph only (run `alaya compile`)")
         else:
             try:
-                qvec = embedder.embed_query(text)
+                qvec = embedder.embed_query(dense_query(index, text))
             except AlayaError as exc:
                 warnings.append(f"embedder unavailable ({exc.message}): answered from BM25 "
                                 "and the graph only")
     depth = settings.depth if query.depth is None else query.depth
-    k_search = max(50, top_k * 5)
+    k_search = max(200, top_k * 20)
     rankings: list[list[tuple[int, float]]] = []
     cos: dict[int, float] = {}
     if qvec is not None:
         vec = _rank_vector(index, qvec, k_search)
         cos = dict(vec)
         rankings.append(vec)
+    lexical_scores = None
     if text and query.mode in ("hybrid", "bm25"):
-        rankings.append(_rank_lexical(index, text, k_search))
-    fused = _rrf(rankings, settings.rrf_k)
+        lexical_scores = _lexical_scores(index, text)
+        rankings.append(_rank_lexical(lexical_scores, k_search))
+    if settings.fusion == "rrf":
+        fused = _rrf(rankings, settings.rrf_k)
+    else:
+        weights = ([settings.dense_weight] if qvec is not None else []) + (
+            [1.0 - settings.dense_weight] if len(rankings) > (qvec is not None) else [])
+        fused = _weighted(list(zip(weights, rankings, strict=False)))
 
     # units → nodes (a session scores from its best turns)
     by_node: dict[int, list[tuple[int, float]]] = {}
@@ -366,11 +491,17 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         by_node.setdefault(int(index.unit_node[unit]), []).append((unit, score))
     best = max(fused.values(), default=1.0) or 1.0
     hits: dict[int, Hit] = {}
+    node_lex = _node_lexical(index, text) if settings.node_bm25_weight and text else {}
+    dates = dates_in_query(text)
     for node, units in by_node.items():
         if node < 0:
             continue
         units.sort(key=lambda x: -x[1])
         score = sum(w * s / best for w, (_, s) in zip(SESSION_TURN_WEIGHTS, units, strict=False))
+        score += settings.node_bm25_weight * node_lex.get(node, 0.0)
+        if dates:
+            score += settings.date_weight * _date_match(index.row(units[0][0]).get("when"),
+                                                        dates)
         hits[node] = Hit(node=node, score=score, units=units[:3],
                          cosine=cos.get(units[0][0]))
 

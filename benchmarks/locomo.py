@@ -1,0 +1,156 @@
+"""Session- and turn-level retrieval on LoCoMo through alaya's own pipeline.
+
+Each conversation becomes one vault: every session converted to the session JSON `alaya
+ingest` accepts (speakers as names, `dia_id` as turn ids, the session date as timestamps,
+shared-image captions kept in the text), ingested, compiled with the bundled embedder. Every
+question of categories 1–4 goes through `recall` (sessions only, no LLM); a hit counts for the
+session it came from. Baselines in the same run: BM25 only and vectors only over the same
+units. Category 5 (adversarial) is left out.
+
+    .venv/bin/python benchmarks/locomo.py [--data ../shared/data/locomo-dev] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from compilers.pipeline import CompileOptions, compile_vault  # noqa: E402
+from vault_engine.ingest import ingest  # noqa: E402
+from vault_engine.init_vault import init_vault  # noqa: E402
+from vault_engine.providers.embedding import LocalEmbedder  # noqa: E402
+from vault_engine.recall import RecallQuery, RecallSettings, recall  # noqa: E402
+from vault_engine.vault import Vault  # noqa: E402
+
+DIA_RE = re.compile(r"D(\d+):(\d+)")
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
+def session_json(conv: dict, name: str, n: int) -> dict:
+    when = dt.datetime.strptime(conv[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y")
+    ms = int(when.replace(tzinfo=dt.UTC).timestamp() * 1000)
+    turns = []
+    for i, t in enumerate(conv[f"session_{n}"]):
+        text = t["text"]
+        if t.get("blip_caption"):
+            text += f" [shares a photo: {t['blip_caption']}]"
+        turns.append({"id": t["dia_id"], "role": "user", "name": t["speaker"], "content": text,
+                      "timestamp": ms + i * 1000})
+    return {"id": f"{name}-s{n}", "timestamp": ms, "channel": "locomo", "turns": turns}
+
+
+def build_vault(path: Path, sample: dict, name: str, embedder: LocalEmbedder,
+                distill: bool = False) -> Vault:
+    conv = sample.get("conversation", sample)  # the dev files are flattened
+    sessions = sorted(int(k.split("_")[1]) for k in conv
+                      if k.startswith("session_") and k.count("_") == 1)
+    if not (path / "alaya.toml").exists():
+        init_vault(path)
+        vault = Vault.open(path)
+        inputs = [(f"{name}-s{n}.json", json.dumps(session_json(conv, name, n)).encode())
+                  for n in sessions]
+        ingest(vault, inputs)
+        if distill:
+            from vault_engine.distill import distill as run_distill
+
+            run_distill(vault, distiller="rules")
+    vault = Vault.open(path)
+    stats = compile_vault(vault, CompileOptions(embedder=embedder))
+    print(f"  {name}: {stats.units} units, embedded {stats.embedded} "
+          f"({stats.ms.get('total', 0) / 1000:.1f} s)", file=sys.stderr)
+    return vault
+
+
+def evaluate(vault: Vault, name: str, sample: dict, embedder: LocalEmbedder, mode: str,
+             settings: RecallSettings, cards_vote: bool = False) -> list[dict]:
+    rows = []
+    for qa in sample["qa"]:
+        cat = qa.get("category")
+        if cat not in CATEGORIES:
+            continue
+        gold_turns = {m.group(0) for e in qa.get("evidence", [])
+                      for m in DIA_RE.finditer(str(e))}  # a few ids are malformed ("D:11:2")
+        gold = {f"{name}-s{int(t[1:].split(':')[0])}" for t in gold_turns}
+        if not gold:
+            continue
+        start = time.perf_counter()
+        kinds = ("session",) if not cards_vote else ()
+        result = recall(vault.state_dir, RecallQuery(text=qa["question"], kinds=kinds,
+                                                     top_k=30 if cards_vote else 10, mode=mode,
+                                                     expand=False),
+                        embedder=embedder, settings=settings, telemetry=False)
+        latency = (time.perf_counter() - start) * 1000
+        ranked = []
+        for n in result["nodes"]:  # a card stands for the sessions its claims came from
+            for sid in ([n["id"]] if n["kind"] == "session" else n["source_sessions"]):
+                if sid not in ranked:
+                    ranked.append(sid)
+        first = next((i for i, s in enumerate(ranked, 1) if s in gold), None)
+        rows.append({
+            "category": cat, "latency_ms": latency,
+            "r5": len(gold & set(ranked[:5])) / len(gold),
+            "r10": len(gold & set(ranked[:10])) / len(gold),
+            "mrr": 1 / first if first else 0.0,
+        })
+    return rows
+
+
+def summarise(rows: list[dict]) -> dict:
+    def agg(sel: list[dict]) -> dict:
+        return {"n": len(sel), "r5": round(statistics.mean(r["r5"] for r in sel), 3),
+                "r10": round(statistics.mean(r["r10"] for r in sel), 3),
+                "mrr": round(statistics.mean(r["mrr"] for r in sel), 3)}
+
+    out = {"all": agg(rows)}
+    for cat, label in CATEGORIES.items():
+        sel = [r for r in rows if r["category"] == cat]
+        if sel:
+            out[f"{cat} {label}"] = agg(sel)
+    lat = sorted(r["latency_ms"] for r in rows)
+    out["latency_ms"] = {"p50": round(lat[len(lat) // 2], 1),
+                         "p95": round(lat[int(len(lat) * 0.95)], 1)}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "locomo-dev")
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/alaya-locomo"))
+    ap.add_argument("--modes", nargs="+", default=["hybrid", "bm25", "vector"])
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--fusion", choices=["rrf", "weighted"], default="weighted")
+    ap.add_argument("--distill", action="store_true",
+                    help="Also distil the sessions (offline rules) and let cards vote for the "
+                         "sessions they came from (workdir gets a -distilled suffix).")
+    ap.add_argument("--mmr", type=float, default=0.7)
+    args = ap.parse_args()
+    embedder = LocalEmbedder()
+    settings = RecallSettings(fusion=args.fusion, mmr_lambda=args.mmr)
+    results: dict[str, list[dict]] = {m: [] for m in args.modes}
+    for path in sorted(args.data.glob("conv-*.json")):
+        sample = json.loads(path.read_text())
+        name = path.stem
+        workdir = args.workdir.with_name(args.workdir.name + "-distilled") if args.distill \
+            else args.workdir
+        vault = build_vault(workdir / name, sample, name, embedder, distill=args.distill)
+        for mode in args.modes:
+            results[mode] += evaluate(vault, name, sample, embedder, mode, settings,
+                                      cards_vote=args.distill)
+    report = {mode: summarise(rows) for mode, rows in results.items()}
+    text = json.dumps(report, indent=1)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
