@@ -64,7 +64,7 @@ def cli(ctx: click.Context, vault_path: Path | None) -> None:
 
 
 def _register() -> None:
-    from . import compile_cmd, demo_cmd, doctor_cmd, lifecycle_cmds, notes_cmds, recall_cmd
+    from . import compile_cmd, demo_cmd, doctor_cmd, lifecycle_cmds, nav_cmds, notes_cmds, recall_cmd
 
     notes_cmds.register(cli)
     doctor_cmd.register(cli)
@@ -72,6 +72,7 @@ def _register() -> None:
     lifecycle_cmds.register(cli)
     cli.add_command(demo_cmd.demo)
     cli.add_command(recall_cmd.recall)
+    nav_cmds.register(cli)
 
 
 _register()

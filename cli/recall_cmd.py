@@ -34,6 +34,8 @@ from .output import echo, emit_json, json_option, pass_json, style
 @click.option("--mode", type=click.Choice(["hybrid", "bm25", "vector"]), default="hybrid",
               show_default=True, help="Retrieval: fused, lexical only or vectors only.")
 @click.option("--json-in", is_flag=True, help="Read the query as a JSON object on stdin.")
+@click.option("--save", is_flag=True,
+              help="Write the query and its hits as a note in queries/ and commit it.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "prompt"]), default=None,
               help="Output: text (default on a terminal), json, or prompt (for an agent's context).")
 @json_option
@@ -42,7 +44,7 @@ from .output import echo, emit_json, json_option, pass_json, style
 def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int | None,
            from_nodes: str, top_k: int | None, namespaces: tuple[str, ...],
            all_namespaces: bool, types: tuple[str, ...], tags: tuple[str, ...],
-           kinds: tuple[str, ...], as_of: str | None, mode: str, json_in: bool,
+           kinds: tuple[str, ...], as_of: str | None, mode: str, json_in: bool, save: bool,
            fmt: str | None, as_json: bool) -> None:
     """Recall memories: hybrid vector + BM25 search, graph expansion, zero LLM calls.
 
@@ -86,6 +88,13 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
             echo(style(f"! embedder unavailable: {exc}", fg="yellow"), err=True)
     result = run_recall(vault.state_dir, query, embedder=embedder,
                         settings=RecallSettings.from_config(vault.config))
+    if save:
+        from vault_engine.queries import recall_lines, save_query
+
+        title = query.query_text or ",".join(query.from_nodes)
+        path, sha = save_query(vault, kind="recall", title=title[:80], query=result["query"],
+                               lines=recall_lines(result))
+        result["saved"] = {"path": path, "commit": sha}
     fmt = "json" if as_json else (fmt or "text")
     if fmt == "json":
         emit_json(result)

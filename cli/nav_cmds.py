@@ -1,0 +1,228 @@
+"""`traverse`, `schema`, `status`, `export`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from vault_engine.errors import UsageError
+
+from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, style, warn
+
+
+@click.command()
+@click.argument("a")
+@click.argument("b", required=False)
+@click.option("--max-hops", type=click.IntRange(1, 6), default=3, show_default=True,
+              help="Longest path between A and B.")
+@click.option("--rel", "rels", multiple=True,
+              help="Neighbourhood mode: follow only this relation type (and close ones).")
+@click.option("--depth", type=click.IntRange(1, 5), default=1, show_default=True,
+              help="Neighbourhood mode: how many steps from A.")
+@click.option("--save", is_flag=True, help="Write the result as a note in queries/ and commit.")
+@json_option
+@no_commit_option
+@click.pass_obj
+@pass_json
+def traverse(obj: Any, a: str, b: str | None, max_hops: int, rels: tuple[str, ...],
+             depth: int, save: bool, as_json: bool, no_commit: bool) -> None:
+    """Paths between two notes, or the neighbourhood of one.
+
+    With A and B (ids or titles): the best three paths of at most --max-hops steps, scored by
+    the product of edge weights (bidirectional BFS; an edge walked backwards shows as ←).
+    With A only: the notes within --depth steps, along --rel types only if given.
+
+    \b
+    Examples:
+      alaya traverse "Gateway restart" "Telegram notification mechanism" --max-hops 3
+      alaya traverse card-7f3a2c1d --rel CAUSED_BY --depth 2
+    """
+    from vault_engine.queries import path_lines, save_query
+    from vault_engine.traverse import find_paths, neighbourhood
+
+    vault = obj.vault()
+    split = tuple(r.strip().upper() for x in rels for r in x.split(",") if r.strip())
+    if b is not None:
+        if split:
+            raise UsageError("--rel applies to the neighbourhood of one note",
+                             fix="drop B, or drop --rel")
+        result = find_paths(vault.state_dir, a, b, max_hops=max_hops)
+        lines = path_lines(result)
+    else:
+        threshold = float(vault.config.get("recall", "rel_similarity_threshold"))
+        result = neighbourhood(vault.state_dir, a, rels=split, depth=depth, threshold=threshold)
+        lines = [f"{'  ' * (n['depth'] - 1)}- {'←' if n['reverse'] else '—'}{n['rel']}"
+                 f"{'—' if n['reverse'] else '→'} [[{n['id']}|{n['title']}]]"
+                 for n in result["nodes"]]
+    if save:
+        title = f"{a} → {b}" if b else f"{a} {','.join(split) or 'all'} depth {depth}"
+        rel, sha = save_query(vault, kind="traverse", title=title,
+                              query={"a": a, "b": b, "max_hops": max_hops if b else None,
+                                     "rel": list(split), "depth": None if b else depth},
+                              lines=lines, commit=not no_commit)
+        result["saved"] = {"path": rel, "commit": sha}
+    if as_json:
+        emit_json(result)
+        return
+    if b is not None:
+        if not result["paths"]:
+            echo(warn(f"no path of at most {max_hops} steps between {a!r} and {b!r}"))
+        for i, path in enumerate(result["paths"], 1):
+            echo(style(f"Path {i}", bold=True) + f"  score {path['score']}, {path['hops']} hop(s)")
+            echo(f"  {path['steps'][0]['source_title']}")
+            for s in path["steps"]:
+                arrow = f"←{s['rel']}—" if s["reverse"] else f"—{s['rel']}→"
+                echo(f"    {arrow} {s['target_title']}  ({s['target']})")
+    else:
+        echo(style(result["title"], bold=True) + f"  ({result['from']})")
+        for line in lines:
+            echo("  " + line)
+        if not lines:
+            echo("  (no neighbours" + (f" along {', '.join(split)}" if split else "") + ")")
+    if save:
+        echo(ok(f"saved to {result['saved']['path']}"))
+
+
+@click.command()
+@click.option("--relations", "what", flag_value="relations", default=True,
+              help="Relation types and how often each is used (default).")
+@click.option("--node-types", "what", flag_value="node-types", help="Note kinds and card types.")
+@json_option
+@click.pass_obj
+@pass_json
+def schema(obj: Any, what: str, as_json: bool) -> None:
+    """What relation types and node types the compiled vault uses.
+
+    \b
+    Examples:
+      alaya schema --relations
+      alaya schema --node-types --json
+    """
+    from vault_engine.status import schema_node_types, schema_relations
+
+    vault = obj.vault()
+    if what == "node-types":
+        data = schema_node_types(vault.state_dir)
+        if as_json:
+            emit_json(data)
+            return
+        echo("📊 Node Types\n\nCards:")
+        total = max(1, data["cards"])
+        for t, n in data["card_types"].items():
+            echo(f"  {t:<14}{n:>7,} ({100 * n / total:.0f}%)")
+        echo(f"  {'Total:':<14}{data['cards']:>7,}")
+        plural = {"entity": "Entities", "query": "Queries"}
+        for kind, n in data["kinds"].items():
+            if kind != "card":
+                echo(f"{plural.get(kind, kind.capitalize() + 's') + ':':<16}{n:>7,}")
+        return
+    data = schema_relations(vault.state_dir)
+    if as_json:
+        emit_json(data)
+        return
+    echo("📊 Relation Types\n\nCore Relations (built-in):")
+    for row in data["core"]:
+        hint = f"  [{row['hint']}]" if row.get("hint") else ""
+        echo(f"  {row['type']:<20}{row['uses']:>7,} uses{hint}")
+    echo("\nCustom Relations (emergent):")
+    for row in data["custom"]:
+        hint = f"  [{row['hint']}]" if row.get("hint") else ""
+        echo(f"  {row['type']:<20}{row['uses']:>7,} uses{hint}")
+    if not data["custom"]:
+        echo("  (none yet)")
+    echo(f"\nTotal: {data['total_edges']:,} edges ({data['core_types']} core types + "
+         f"{data['custom_types']} custom types)")
+
+
+@click.command()
+@json_option
+@click.pass_obj
+@pass_json
+def status(obj: Any, as_json: bool) -> None:
+    """Counts per layer, tiers and their size, temperatures, last compile and staleness.
+
+    Exit 1 when the artifacts are stale (run `alaya compile`).
+
+    \b
+    Example:
+      alaya status
+    """
+    from compilers.pipeline import check_artifacts
+    from vault_engine.status import status as vault_status
+
+    vault = obj.vault()
+    data = vault_status(vault.state_dir)
+    check = check_artifacts(vault)
+    data["stale"] = {"stale": not check.ok, "reason": check.reason, "added": check.added,
+                     "changed": check.changed, "deleted": check.deleted}
+    if as_json:
+        emit_json(data)
+        sys.exit(0 if check.ok else 1)
+    s, g, v = data["sessions"], data["graph"], data["vectors"]
+    echo("📊 Alaya Status\n")
+    echo("L3 Sessions")
+    echo(f"  Sessions: {s['count']:,} ({s['turns']:,} turns)")
+    echo(f"  Oldest: {s['oldest'] or '-'}\n  Newest: {s['newest'] or '-'}\n")
+    echo("L2 Graph")
+    echo(f"  Cards: {g['by_kind'].get('card', 0):,}")
+    for t, n in list(g["card_types"].items())[:8]:
+        echo(f"    - {t}: {n:,}")
+    echo(f"  Entities: {g['by_kind'].get('entity', 0):,}   Claims: {g['claims']:,}")
+    echo(f"  Links: {sum(g['links'].values()):,}")
+    for t, n in list(g["links"].items())[:6]:
+        echo(f"    - {t}: {n:,}")
+    echo("\nL1 Vectors")
+    echo(f"  Units: {v['units']:,} ({v['embedder']['id']})")
+    for tier in ("HOT", "WARM", "COLD"):
+        size = v["bytes"].get(tier, 0) / 1e6
+        extra = f" ({size:.1f} MB)" if tier != "COLD" else " (no vectors)"
+        echo(f"  {tier}: {v['tiers'].get(tier, 0):,} notes{extra}")
+    echo("\nTemperature Distribution")
+    total = max(1, sum(b["count"] for b in data["temperature"]))
+    for b in data["temperature"]:
+        filled = round(10 * b["count"] / total)
+        echo(f"  {b['range']}: {'█' * filled}{'░' * (10 - filled)} {100 * b['count'] / total:.0f}%")
+    c = data["compile"]
+    echo(f"\nLast compile: {c['compiled_at']} (build {c['build']})")
+    echo(ok(check.reason) if check.ok else warn(f"stale: {check.reason} — run `alaya compile`"))
+    sys.exit(0 if check.ok else 1)
+
+
+@click.command()
+@click.option("--format", "fmt", type=click.Choice(["markdown", "graphml"]), required=True,
+              help="markdown: cards by type + index.md; graphml: the graph for Gephi/networkx.")
+@click.option("--output", type=click.Path(path_type=Path), required=True,
+              help="A folder (markdown) or a .graphml file.")
+@json_option
+@click.pass_obj
+@pass_json
+def export(obj: Any, fmt: str, output: Path, as_json: bool) -> None:
+    """Export the compiled vault for other tools.
+
+    \b
+    Examples:
+      alaya export --format graphml --output graph.graphml
+      alaya export --format markdown --output ~/alaya-export
+    """
+    from vault_engine.status import export as run_export
+
+    vault = obj.vault()
+    result = run_export(vault.state_dir, vault.root, fmt, output)
+    if as_json:
+        emit_json(result)
+    elif fmt == "graphml":
+        echo(ok(f"Exported graph ({result['nodes']} nodes, {result['edges']} edges) to "
+                f"{result['output']}"))
+    else:
+        echo(ok(f"Exported {result['cards']} cards to {result['output']}/cards/"))
+        for t, n in result["types"].items():
+            echo(f"  - {t}/ ({n})")
+        echo(ok(f"Created index at {result['output']}/index.md"))
+
+
+def register(group: click.Group) -> None:
+    for command in (traverse, schema, status, export):
+        group.add_command(command)
