@@ -224,5 +224,53 @@ def export(obj: Any, fmt: str, output: Path, as_json: bool) -> None:
 
 
 def register(group: click.Group) -> None:
-    for command in (traverse, schema, status, export):
+    for command in (traverse, schema, status, export, serve):
         group.add_command(command)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (loopback only unless --allow-remote).")
+@click.option("--port", type=int, default=0, show_default=True,
+              help="Port (0: a free one; written to .alaya/serve.json).")
+@click.option("--token", envvar="ALAYA_SERVE_TOKEN", default=None, show_envvar=True,
+              help="Require `Authorization: Bearer TOKEN` on every request.")
+@click.option("--allow-remote", is_flag=True, help="Allow a non-loopback --host (needs --token).")
+@click.option("--no-watch", is_flag=True, help="Do not recompile on changes.")
+@click.pass_obj
+def serve(obj: Any, host: str, port: int, token: str | None, allow_remote: bool,
+          no_watch: bool) -> None:
+    """Keep recall resident: artifacts and the embedder loaded, the watcher inside.
+
+    `alaya recall … --json` uses the server automatically while it runs (no click, numpy or
+    engine imports in the client). Agents can POST the recall JSON to /recall. Stop with
+    Ctrl-C or SIGTERM.
+
+    \b
+    Examples:
+      alaya serve
+      curl -s -X POST http://127.0.0.1:PORT/recall -d '{"query": "gateway restart"}'
+    """
+    import signal
+
+    from compilers.serve import RecallServer
+
+    vault = obj.vault()
+    server = RecallServer(vault, host=host, port=port, token=token, allow_remote=allow_remote,
+                          watch=not no_watch)
+
+    def handle(signum: int, frame: object) -> None:
+        server.stop.set()
+
+    signal.signal(signal.SIGINT, handle)
+    signal.signal(signal.SIGTERM, handle)
+    echo(ok(f"alaya serve: {server.url}  (vault {vault.root}; Ctrl-C to stop)"), err=True)
+
+    def on_compile(changes: list[str], stats: Any) -> None:
+        if changes:
+            echo(ok(f"{len(changes)} change(s) → compiled in {stats.ms.get('total', 0):.0f} ms"),
+                 err=True)
+
+    server.serve_forever(on_compile=on_compile,
+                         on_error=lambda c, e: echo(warn(f"compile failed: {e}"), err=True))
+    echo("Stopped.", err=True)

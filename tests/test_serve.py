@@ -1,0 +1,97 @@
+"""`alaya serve`: resident recall over HTTP on loopback, the stdlib-only client path, security."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli.main import cli
+from compilers.serve import RecallServer, read_serve_file
+from vault_engine.errors import UsageError
+from vault_engine.vault import Vault
+
+from .test_recall import graph_vault  # noqa: F401  (fixture)
+
+
+@pytest.fixture
+def server(graph_vault: Path):  # noqa: F811
+    srv = RecallServer(Vault.open(graph_vault), token=None, watch=False)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    for _ in range(100):
+        if read_serve_file(graph_vault / ".alaya"):
+            break
+        threading.Event().wait(0.05)
+    yield srv
+    srv.stop.set()
+    thread.join(10)
+
+
+def post(url: str, body: dict, token: str | None = None) -> tuple[int, dict]:
+    req = urllib.request.Request(url + "/recall", data=json.dumps(body).encode(), method="POST",
+                                 headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_server_answers_like_in_process_recall(server: RecallServer, graph_vault: Path) -> None:  # noqa: F811
+    code, served = post(server.url, {"concepts": ["outage"], "relations": ["CAUSED_BY"],
+                                     "depth": 2})
+    assert code == 200
+    local = CliRunner().invoke(cli, ["--vault", str(graph_vault), "recall", "--concepts",
+                                     "outage", "--rel", "CAUSED_BY", "--depth", "2", "--json"])
+    assert [n["id"] for n in served["nodes"]] == [n["id"] for n in json.loads(local.output)["nodes"]]
+    code, bad = post(server.url, {"depth": "two"})
+    assert code == 400 and bad["error"] == "UsageError"
+
+
+def test_client_path_imports_neither_numpy_nor_click(server: RecallServer,
+                                                     graph_vault: Path) -> None:  # noqa: F811
+    script = (
+        "import sys; from cli.fast import try_server; "
+        f"out = try_server(['--vault', {str(graph_vault)!r}, 'recall', 'checkout outage', "
+        "'--json', '--top-k', '2']); "
+        "import json; print(json.dumps({'served': out is not None, "
+        "'numpy': 'numpy' in sys.modules, 'click': 'click' in sys.modules, "
+        "'engine': 'vault_engine' in sys.modules, "
+        "'first': json.loads(out[1])['nodes'][0]['id'] if out else None}))")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parent.parent, check=True)
+    data = json.loads(result.stdout)
+    assert data == {"served": True, "numpy": False, "click": False, "engine": False,
+                    "first": "card-outage"}
+
+
+def test_only_loopback_unless_told_and_then_a_token(graph_vault: Path) -> None:  # noqa: F811
+    vault = Vault.open(graph_vault)
+    with pytest.raises(UsageError, match="only loopback"):
+        RecallServer(vault, host="0.0.0.0", watch=False)
+    with pytest.raises(UsageError, match="needs a token"):
+        RecallServer(vault, host="0.0.0.0", allow_remote=True, watch=False)
+
+
+def test_token_is_required_when_set(graph_vault: Path) -> None:  # noqa: F811
+    srv = RecallServer(Vault.open(graph_vault), token="s3cret", watch=False)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        threading.Event().wait(0.3)
+        assert post(srv.url, {"query": "outage"})[0] == 401
+        assert post(srv.url, {"query": "outage"}, token="wrong")[0] == 401
+        code, ok = post(srv.url, {"query": "outage"}, token="s3cret")
+        assert code == 200 and ok["nodes"]
+    finally:
+        srv.stop.set()
+        thread.join(10)
+    assert read_serve_file(graph_vault / ".alaya") is None  # announcement removed on stop
