@@ -211,7 +211,7 @@ def units_reusable(prev_build: A.Build | None, prev: dict[str, Any] | None, key:
                    name: str) -> bool:
     """Can the previous build's artifact `name` be reused (same inputs signature)?"""
     return (prev_build is not None and prev is not None and prev.get(key) == sig
-            and prev_build.path(name).exists())
+            and prev.get("format") == A.FORMAT and prev_build.path(name).exists())
 
 
 def _save_pickle(path: Path, obj: object) -> None:
@@ -410,20 +410,26 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     timer.lap("units-file")
 
     lexical_sig = _signature(u.lexical for rec in records for u in rec.units)
-    if units_reusable(prev_build, prev, "lexical_sig", lexical_sig, A.LEXICAL) and \
-            units_reusable(prev_build, prev, "lexical_sig", lexical_sig, A.LEXICAL_NOTES):
+    if units_reusable(prev_build, prev, "lexical_sig", lexical_sig, A.LEXICAL):
         for name in (A.LEXICAL, A.LEXICAL_NOTES):
-            shutil.copytree(prev_build.path(name), tmp / name)  # type: ignore[union-attr]
+            if prev_build.path(name).exists():  # type: ignore[union-attr]
+                shutil.copytree(prev_build.path(name), tmp / name)  # type: ignore[union-attr]
     elif texts:
         docs = [ids for rec in records for ids in cstate.unit_token_ids(rec)]
         if len(cstate.vocab) > 1000 and stats.deleted + stats.parsed > 0:
             cstate.compact_vocab(r.path for r in records)
             docs = [ids for rec in records for ids in cstate.unit_token_ids(rec)]
         build_lexical(tmp / A.LEXICAL, docs, cstate.vocab)
-        # one document per note (a whole session): BM25 over the note, row i = graph node i
+        # one document per note of several units (a whole session); for a one-unit note it
+        # would repeat the unit index. Row i is graph node lexical-notes/nodes.npy[i].
+        graph_recs = [rec for rec in records if rec.kind in GRAPH_KINDS]
+        multi = [(n, rec) for n, rec in enumerate(graph_recs) if len(rec.units) > 1]
         note_docs = [array("i", [t for ids in cstate.unit_token_ids(rec) for t in ids])
-                     for rec in records if rec.kind in GRAPH_KINDS]
-        build_lexical(tmp / A.LEXICAL_NOTES, note_docs, cstate.vocab)
+                     for _, rec in multi]
+        if note_docs:
+            build_lexical(tmp / A.LEXICAL_NOTES, note_docs, cstate.vocab)
+            np.save(tmp / A.LEXICAL_NOTES / "nodes.npy",
+                    np.array([n for n, _ in multi], dtype=np.int32))
     timer.lap("lexical")
 
     tier_names = {k: v.tier for k, v in tiers.items()}

@@ -198,10 +198,12 @@ class RecallIndex:
     def notes_lexical(self) -> Any:
         if not hasattr(self, "_notes_lexical"):
             import bm25s
+            import numpy as np
 
             path = self.build.path(A.LEXICAL_NOTES)
-            self._notes_lexical = bm25s.BM25.load(str(path), mmap=True) if path.exists() \
-                else False
+            present = (path / "nodes.npy").exists()
+            self._notes_lexical = bm25s.BM25.load(str(path), mmap=True) if present else False
+            self.notes_lexical_nodes = np.load(path / "nodes.npy") if present else None
         return self._notes_lexical
 
     def lexical(self) -> Any:
@@ -322,7 +324,8 @@ def _node_lexical(index: RecallIndex, text: str) -> dict[int, float]:
     top = float(scores.max()) if len(scores) else 0.0
     if top <= 0:
         return {}
-    return {int(n): float(scores[n]) / top for n in np.nonzero(scores > 0)[0]}
+    nodes = index.notes_lexical_nodes
+    return {int(nodes[i]): float(scores[i]) / top for i in np.nonzero(scores > 0)[0]}
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
@@ -490,8 +493,18 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
             continue
         by_node.setdefault(int(index.unit_node[unit]), []).append((unit, score))
     best = max(fused.values(), default=1.0) or 1.0
+    import numpy as np
+
     hits: dict[int, Hit] = {}
-    node_lex = _node_lexical(index, text) if settings.node_bm25_weight and text else {}
+    node_lex: dict[int, float] = {}
+    if settings.node_bm25_weight and lexical_scores is not None:
+        # one-unit notes: their unit's BM25 is the note's; sessions: the whole-session index
+        top = float(lexical_scores.max()) or 1.0
+        for unit in np.nonzero(lexical_scores > 0)[0]:
+            node = int(index.unit_node[unit])
+            if node >= 0:
+                node_lex[node] = max(node_lex.get(node, 0.0), float(lexical_scores[unit]) / top)
+        node_lex.update(_node_lexical(index, text))
     dates = dates_in_query(text)
     for node, units in by_node.items():
         if node < 0:
