@@ -325,6 +325,8 @@ def _node_lexical(index: RecallIndex, text: str) -> dict[int, float]:
     if top <= 0:
         return {}
     nodes = index.notes_lexical_nodes
+    if nodes is None:
+        return {}
     return {int(nodes[i]): float(scores[i]) / top for i in np.nonzero(scores > 0)[0]}
 
 
@@ -500,8 +502,9 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     if settings.node_bm25_weight and lexical_scores is not None:
         # one-unit notes: their unit's BM25 is the note's; sessions: the whole-session index
         top = float(lexical_scores.max()) or 1.0
-        for unit in np.nonzero(lexical_scores > 0)[0]:
-            node = int(index.unit_node[unit])
+        for hit_unit in np.nonzero(lexical_scores > 0)[0]:
+            node = int(index.unit_node[hit_unit])
+            unit = int(hit_unit)
             if node >= 0:
                 node_lex[node] = max(node_lex.get(node, 0.0), float(lexical_scores[unit]) / top)
         node_lex.update(_node_lexical(index, text))
