@@ -93,10 +93,6 @@ def compile_cmd(obj: Any, check: bool, strict: bool, full: bool, as_json: bool) 
     sys.exit(1 if failed else 0)
 
 
-def register(group: click.Group) -> None:
-    group.add_command(compile_cmd)
-    group.add_command(watch)
-
 
 @click.command()
 @click.option("--debounce", type=float, default=0.5, show_default=True,

@@ -39,7 +39,3 @@ def doctor(obj: object, as_json: bool) -> None:
             if not c.ok and c.fix:
                 echo(f"    fix: {c.fix}")
     sys.exit(1 if failed else 0)
-
-
-def register(group: click.Group) -> None:
-    group.add_command(doctor)

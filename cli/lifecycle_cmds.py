@@ -191,8 +191,3 @@ def import_cmd(obj: Any, path: Path, as_json: bool, no_commit: bool) -> None:
             f"from {path}"))
     for s in report.skipped:
         echo(warn(f"skipped {s}"), err=True)
-
-
-def register(group: click.Group) -> None:
-    for command in (ingest, distill, trace, import_cmd):
-        group.add_command(command)

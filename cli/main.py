@@ -25,8 +25,33 @@ class AppContext:
         return Vault.open(self.vault_path)
 
 
+# Commands are imported when used: `alaya recall` must not pay for the compiler's imports.
+COMMANDS = {
+    "init": "notes_cmds:init", "new": "notes_cmds:new", "show": "notes_cmds:show",
+    "link": "notes_cmds:link", "unlink": "notes_cmds:unlink", "doctor": "doctor_cmd:doctor",
+    "compile": "compile_cmd:compile_cmd", "watch": "compile_cmd:watch",
+    "ingest": "lifecycle_cmds:ingest", "distill": "lifecycle_cmds:distill",
+    "trace": "lifecycle_cmds:trace", "import": "lifecycle_cmds:import_cmd",
+    "demo": "demo_cmd:demo", "recall": "recall_cmd:recall", "traverse": "nav_cmds:traverse",
+    "schema": "nav_cmds:schema", "status": "nav_cmds:status", "export": "nav_cmds:export",
+    "serve": "nav_cmds:serve",
+}
+
+
 class AlayaGroup(click.Group):
-    """Turns engine errors into a message (text or JSON) and the right exit code."""
+    """Lazy commands; engine errors become a message (text or JSON) and the right exit code."""
+
+    def list_commands(self, ctx: click.Context | None) -> list[str]:  # type: ignore[override]
+        return sorted(set(self.commands) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context | None, name: str) -> click.Command | None:  # type: ignore[override]
+        if name in COMMANDS and name not in self.commands:
+            import importlib
+
+            module_name, attr = COMMANDS[name].split(":")
+            module = importlib.import_module(f"cli.{module_name}")
+            self.add_command(getattr(module, attr), name)
+        return self.commands.get(name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -63,19 +88,8 @@ def cli(ctx: click.Context, vault_path: Path | None) -> None:
     ctx.obj = AppContext(vault_path or default_vault_path())
 
 
-def _register() -> None:
-    from . import compile_cmd, demo_cmd, doctor_cmd, lifecycle_cmds, nav_cmds, notes_cmds, recall_cmd
-
-    notes_cmds.register(cli)
-    doctor_cmd.register(cli)
-    compile_cmd.register(cli)
-    lifecycle_cmds.register(cli)
-    cli.add_command(demo_cmd.demo)
-    cli.add_command(recall_cmd.recall)
-    nav_cmds.register(cli)
-
-
-_register()
+def command_names() -> list[str]:
+    return sorted(COMMANDS)
 
 
 def main() -> None:  # console entry point

@@ -223,10 +223,6 @@ def export(obj: Any, fmt: str, output: Path, as_json: bool) -> None:
         echo(ok(f"Created index at {result['output']}/index.md"))
 
 
-def register(group: click.Group) -> None:
-    for command in (traverse, schema, status, export, serve):
-        group.add_command(command)
-
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True,

@@ -226,8 +226,3 @@ def unlink(obj: object, a: str, b: str, rel_type: str | None, as_json: bool,
     vault = obj.vault()  # type: ignore[attr-defined]
     result = card_ops.unlink(vault, a, b, rel_type, commit=not no_commit)
     _link_output(result, as_json)
-
-
-def register(group: click.Group) -> None:
-    for command in (init, new, show, link, unlink):
-        group.add_command(command)

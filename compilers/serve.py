@@ -97,7 +97,7 @@ class RecallServer:
                     obj = json.loads(self.rfile.read(length) or b"{}")
                     query = RecallQuery.from_json(obj)
                     result = recall(server.vault.state_dir, query, embedder=server.embedder,
-                                    settings=server.settings)
+                                    settings=server.settings, resident=True)
                 except json.JSONDecodeError as exc:
                     return self._send(400, {"error": "UsageError",
                                             "message": f"invalid JSON: {exc.msg}"})

