@@ -406,7 +406,8 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
         fh.writelines(f.units for f in frags)
     # split on "\n" only: JSON keeps U+2028 and friends raw, and splitlines() would cut there
     unit_lines = [line + "\n" for f in frags for line in f.units.split("\n")[:-1]]
-    write_recall_arrays(tmp / A.RECALL, records, edges, unit_lines)
+    write_recall_arrays(tmp / A.RECALL, records, edges, unit_lines, embedder=embedder.id,
+                        compiled_at=now_s)
     timer.lap("units-file")
 
     lexical_sig = _signature(u.lexical for rec in records for u in rec.units)

@@ -10,7 +10,8 @@ cards) or parse the digest (3.4 s). This writes what recall needs as numpy array
   each node (-1 when it has none);
 - `out_indptr/out_indices/out_types/out_weights.npy` and the same `in_*`: the graph's
   adjacency (CSR) in both directions, relation types as indexes into `meta.json`;
-- `meta.json`: node keys, node kinds, relation type names.
+- `info.json`: relation type names, node count, embedder id, compile time (read per query);
+- `meta.json`: node keys and kinds (read only to resolve --from-nodes or unit-less nodes).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from .records import GRAPH_KINDS, NoteRecord
 
 
 def write_recall_arrays(folder: Path, records: Sequence[NoteRecord], edges: Sequence[Edge],
-                        unit_lines: Sequence[str]) -> None:
+                        unit_lines: Sequence[str], *, embedder: str | None = None,
+                        compiled_at: str | None = None) -> None:
     import numpy as np
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -68,6 +70,9 @@ def write_recall_arrays(folder: Path, records: Sequence[NoteRecord], edges: Sequ
     np.save(folder / "unit_offsets.npy", offsets)
     np.save(folder / "unit_node.npy", np.array(unit_node, dtype=np.int32))
     np.save(folder / "node_unit.npy", node_unit)
+    (folder / "info.json").write_text(json.dumps(
+        {"relation_types": rel_types, "nodes": len(nodes), "embedder": embedder,
+         "compiled_at": compiled_at}), encoding="utf-8")
     (folder / "meta.json").write_text(json.dumps(
         {"nodes": [r.key for r in nodes], "kinds": [r.kind for r in nodes],
          "relation_types": rel_types}, ensure_ascii=False, separators=(",", ":")),

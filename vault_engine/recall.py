@@ -140,11 +140,14 @@ class RecallIndex:
         if not folder.exists():
             raise NotCompiledError("the artifacts predate recall support",
                                    fix="run `alaya compile` again")
-        self.meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        self.nodes: list[str] = self.meta["nodes"]
-        self.kinds: list[str] = self.meta["kinds"]
-        self.rel_types: list[str] = self.meta["relation_types"]
-        self.node_index = {k: i for i, k in enumerate(self.nodes)}
+        self.folder = folder
+        # small facts every query needs; the node list (large) is read only when asked for
+        info = json.loads((folder / "info.json").read_text(encoding="utf-8"))
+        self.rel_types: list[str] = info["relation_types"]
+        self.embedder_id: str | None = info.get("embedder")
+        self.compiled_at: str | None = info.get("compiled_at")
+        self.n_nodes = int(info["nodes"])
+        self._meta: dict[str, Any] | None = None
 
         def load(name: str) -> Any:
             return np.load(folder / name, mmap_mode="r")
@@ -155,7 +158,7 @@ class RecallIndex:
         self.unit_node = np.array(load("unit_node.npy"))
         self.node_unit = np.array(load("node_unit.npy"))
         self.node_units = np.bincount(self.unit_node[self.unit_node >= 0],
-                                      minlength=len(self.nodes))
+                                      minlength=self.n_nodes)
         self.adj = {d: (load(f"{d}_indptr.npy"), load(f"{d}_indices.npy"),
                         load(f"{d}_types.npy"), load(f"{d}_weights.npy")) for d in ("out", "in")}
         self._units_fh = build.path(A.UNITS).open("rb")
@@ -165,7 +168,27 @@ class RecallIndex:
         self._rows: dict[int, dict[str, Any]] = {}
         self._vec: dict[str, Any] = {}
         self._lexical: Any = None
-        self.manifest = build.manifest()
+
+    # -- nodes ----------------------------------------------------------------------------
+    @property
+    def meta(self) -> dict[str, Any]:
+        if self._meta is None:
+            self._meta = json.loads((self.folder / "meta.json").read_text(encoding="utf-8"))
+            self._meta["index"] = {k: i for i, k in enumerate(self._meta["nodes"])}
+        return self._meta
+
+    @property
+    def node_index(self) -> dict[str, int]:
+        return self.meta["index"]  # type: ignore[no-any-return]
+
+    def node_key(self, node: int) -> str:
+        """A node's id — from one of its unit rows when it has units (no need for the list)."""
+        unit = int(self.node_unit[node])
+        return str(self.row(unit)["note"]) if unit >= 0 else str(self.meta["nodes"][node])
+
+    def node_kind(self, node: int) -> str:
+        unit = int(self.node_unit[node])
+        return str(self.row(unit)["kind"]) if unit >= 0 else str(self.meta["kinds"][node])
 
     # -- rows and vectors ---------------------------------------------------------------
     def row(self, unit: int) -> dict[str, Any]:
@@ -463,7 +486,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
 
     qvec = None
     if text and query.mode in ("hybrid", "vector"):
-        built_with = (index.manifest.get("embedder") or {}).get("id")
+        built_with = index.embedder_id
         if embedder is None:
             warnings.append("no embedder: answered from BM25 and the graph only")
         elif built_with and embedder.id != built_with:
@@ -585,7 +608,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         if nodes else None,
         "latency_ms": round(latency, 1),
         "build": index.build.build_id,
-        "compiled_at": index.manifest.get("compiled_at"),
+        "compiled_at": index.compiled_at,
         "warnings": warnings,
     }
     if telemetry:
@@ -694,20 +717,21 @@ _CHUNK_RE = re.compile(r"\s+")
 def _node_json(index: RecallIndex, hit: Hit) -> dict[str, Any]:
     unit = hit.units[0][0] if hit.units else int(index.node_unit[hit.node])
     row = index.row(unit) if unit >= 0 else {}
-    kind = index.kinds[hit.node]
+    kind = index.node_kind(hit.node)
+    key = index.node_key(hit.node)
     out: dict[str, Any] = {
-        "id": index.nodes[hit.node], "title": row.get("title", index.nodes[hit.node]),
+        "id": key, "title": row.get("title", key),
         "kind": kind, "type": row.get("type"), "path": row.get("path"),
         "score": round(hit.score, 4), "h_distance": round(hit.h, 4),
         "matched_rel": hit.matched_rel, "rel_similarity": hit.rel_similarity,
-        "depth": hit.depth, "via": index.nodes[hit.via] if hit.via is not None else None,
+        "depth": hit.depth, "via": index.node_key(hit.via) if hit.via is not None else None,
         "tier": row.get("tier"), "namespace": row.get("namespace"),
         "source_sessions": row.get("source_sessions") or [],
         "snippet": row.get("snippet", ""),
     }
     if kind == "session":
         anchors = [index.row(u).get("anchor") for u, _ in hit.units if u >= 0]
-        out["session_id"] = index.nodes[hit.node]
+        out["session_id"] = key
         out["anchors"] = [a for a in anchors if a]
         out["turns"] = [{"anchor": index.row(u).get("anchor"),
                          "text": index.row(u).get("snippet", "")} for u, _ in hit.units if u >= 0]

@@ -30,7 +30,7 @@ class Step:
 
 def _title(index: RecallIndex, node: int) -> str:
     unit = int(index.node_unit[node])
-    return str(index.row(unit).get("title")) if unit >= 0 else index.nodes[node]
+    return str(index.row(unit).get("title")) if unit >= 0 else index.node_key(node)
 
 
 def _edges(index: RecallIndex, node: int) -> list[tuple[int, str, float, bool]]:
@@ -65,7 +65,7 @@ def find_paths(state_dir: Path, a: str, b: str, *, max_hops: int = 3, best: int 
     index = open_index(state_dir)
     start, goal = _resolve_node(index, a), _resolve_node(index, b)
     if start == goal:
-        return {"from": index.nodes[start], "to": index.nodes[goal], "paths": []}
+        return {"from": index.node_key(start), "to": index.node_key(goal), "paths": []}
     forward = _half_paths(index, start, (max_hops + 1) // 2)
     backward = _half_paths(index, goal, max_hops // 2)
     found: dict[tuple, tuple[float, list[Step]]] = {}
@@ -77,7 +77,7 @@ def find_paths(state_dir: Path, a: str, b: str, *, max_hops: int = 3, best: int 
                 sequence = [start] + [step[1] for step in walk]
                 if not walk or len(walk) > max_hops or len(set(sequence)) != len(sequence):
                     continue  # empty, too long, or not a simple path
-                steps = [Step(index.nodes[s], index.nodes[t], r, w, rev)
+                steps = [Step(index.node_key(s), index.node_key(t), r, w, rev)
                          for s, t, r, w, rev in walk]
                 key = tuple((s.source, s.target, s.rel) for s in steps)
                 score = 1.0
@@ -93,7 +93,7 @@ def find_paths(state_dir: Path, a: str, b: str, *, max_hops: int = 3, best: int 
         return titles[key]
 
     return {
-        "from": index.nodes[start], "to": index.nodes[goal], "max_hops": max_hops,
+        "from": index.node_key(start), "to": index.node_key(goal), "max_hops": max_hops,
         "paths": [{"score": round(score, 4), "hops": len(steps),
                    "steps": [{"source": s.source, "source_title": title(s.source),
                               "rel": s.rel, "reverse": s.reverse, "weight": round(s.weight, 3),
@@ -121,10 +121,10 @@ def neighbourhood(state_dir: Path, a: str, *, rels: Sequence[str] = (), depth: i
                     continue
                 seen[target] = d
                 nxt.append(target)
-                rows.append({"depth": d, "from": index.nodes[node], "rel": rel,
+                rows.append({"depth": d, "from": index.node_key(node), "rel": rel,
                              "reverse": reverse, "weight": round(weight, 3),
-                             "id": index.nodes[target],
-                             "title": _title(index, target), "kind": index.kinds[target]})
+                             "id": index.node_key(target),
+                             "title": _title(index, target), "kind": index.node_kind(target)})
         frontier = nxt
-    return {"from": index.nodes[start], "title": _title(index, start), "relations": list(rels),
+    return {"from": index.node_key(start), "title": _title(index, start), "relations": list(rels),
             "depth": depth, "nodes": rows}
