@@ -7,8 +7,6 @@ of the note is still usable. Only an unparseable frontmatter raises `NoteParseEr
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -30,6 +28,7 @@ from .model import (
     Turn,
     WikiLink,
 )
+from .primitives import checksum, to_datetime
 
 # Folder (first path segment) → note kind.
 FOLDER_KINDS = {
@@ -38,10 +37,6 @@ FOLDER_KINDS = {
 }
 ROOT_KINDS = {"MEMORY.md": "memory", "persona.md": "persona", "AGENTS.md": "doc"}
 BINARY_SNIFF_BYTES = 8192
-
-
-def checksum(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def kind_for_path(rel: str) -> str:
@@ -63,27 +58,6 @@ def decode_note(data: bytes, rel: str) -> str:
         raise NoteParseError(
             f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
             path=rel, line=line, fix="re-save the file as UTF-8") from None
-
-
-def to_datetime(value: Any) -> dt.datetime | None:
-    """YAML date/datetime/ISO string → aware UTC datetime (None when absent or unparseable)."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, dt.datetime):
-        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-    if isinstance(value, dt.date):
-        return dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        seconds = value / 1000 if value > 1e11 else value  # epoch ms or s
-        return dt.datetime.fromtimestamp(seconds, tz=dt.UTC)
-    if isinstance(value, str):
-        text = value.strip().replace("Z", "+00:00")
-        try:
-            parsed = dt.datetime.fromisoformat(text)
-        except ValueError:
-            return None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
-    return None
 
 
 def _as_str_tuple(value: Any) -> tuple[str, ...]:

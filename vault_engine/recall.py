@@ -25,7 +25,7 @@ from typing import Any
 
 from . import artifacts as A
 from .errors import AlayaError, UsageError
-from .notes import to_datetime
+from .primitives import to_datetime
 from .relations import query_relations, relation_similarity
 
 SESSION_TURN_WEIGHTS = (1.0, 0.5, 0.25)  # a session scores from its best three turns

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import history
 from .config import CONFIG_FILE, Config, load_config
@@ -29,10 +29,24 @@ from .errors import (
     UnsafePathError,
     VaultNotFoundError,
 )
-from .frontmatter import NoteText
 from .links import LinkResolver, is_unsafe_target, normalize_name
 from .model import Issue, Note
-from .notes import checksum, decode_note, parse_note
+from .primitives import checksum
+
+if TYPE_CHECKING:
+    from .frontmatter import NoteText
+
+
+def decode_note(data: bytes, rel: str) -> str:
+    from .notes import decode_note as decode  # YAML is imported only by what parses notes
+
+    return decode(data, rel)
+
+
+def parse_note(rel: str, text: str, *, check: str | None = None) -> Note:
+    from .notes import parse_note as parse
+
+    return parse(rel, text, check=check)
 
 ALAYA_DIR = ".alaya"
 TMP_MARKER = ".alaya-tmp-"
@@ -257,6 +271,8 @@ class Vault:
         """
         for _attempt in range(3):
             with self.locked():
+                from .frontmatter import NoteText
+
                 text, check = self.read_text(rel)
                 doc = NoteText.parse(text, path=rel)
                 edit(doc)

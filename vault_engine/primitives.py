@@ -1,0 +1,33 @@
+"""Small helpers with no heavy imports (recall's import path uses them): dates and checksums."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from typing import Any
+
+
+def to_datetime(value: Any) -> dt.datetime | None:
+    """YAML date/datetime/ISO string → aware UTC datetime (None when absent or unparseable)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = value / 1000 if value > 1e11 else value  # epoch ms or s
+        return dt.datetime.fromtimestamp(seconds, tz=dt.UTC)
+    if isinstance(value, str):
+        text = value.strip().replace("Z", "+00:00")
+        try:
+            parsed = dt.datetime.fromisoformat(text)
+        except ValueError:
+            return None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+    return None
+
+
+def checksum(data: bytes) -> str:
+    """SHA-256 of a file's bytes: the checksum guard and the manifest use it."""
+    return hashlib.sha256(data).hexdigest()
