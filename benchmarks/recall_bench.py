@@ -6,7 +6,8 @@ Uses the synthetic vaults of compile_bench.py (10k / 100k cards). Their vectors 
 are embedded with the real bundled model — the vector search costs the same for any 384-d
 vectors, so the timings are real even though the ranking is not meaningful. To let `alaya
 recall` use the bundled model on these scratch vaults, the manifest's embedder id is set to
-the bundled model's (a benchmark-only change to a disposable artifact).
+the bundled model's in the manifest and recall/info.json (a benchmark-only change to a
+disposable artifact).
 
 The floor: a fresh process that imports numpy + faiss + the bundled embedder, loads the
 model, embeds a query and searches the memory-mapped flat WARM index (or HOT).
@@ -68,6 +69,10 @@ def prepare(vault: Path) -> None:
     manifest = json.loads(path.read_text())
     manifest["embedder"]["id"] = LocalEmbedder().id
     path.write_text(json.dumps(manifest))
+    info_path = state / "builds" / build / "recall" / "info.json"
+    info = json.loads(info_path.read_text())
+    info["embedder"] = LocalEmbedder().id
+    info_path.write_text(json.dumps(info))
     (state / "serve.json").unlink(missing_ok=True)
 
 
