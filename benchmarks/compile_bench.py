@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import report  # noqa: E402
 from benchmarks.synth import write_vault  # noqa: E402
 
 ALAYA = str(Path(sys.executable).parent / "alaya")
@@ -178,10 +179,7 @@ def main() -> None:
         print(json.dumps(results["runs"][-1], indent=1), file=sys.stderr)
     if args.local_sample:
         results["local_model"] = local_throughput(args.local_sample)
-    text = json.dumps(results, indent=1)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    report(results, args.out)
 
 
 if __name__ == "__main__":

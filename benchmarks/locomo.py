@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import report  # noqa: E402
 from compilers.pipeline import CompileOptions, compile_vault  # noqa: E402
 from vault_engine.ingest import ingest  # noqa: E402
 from vault_engine.init_vault import init_vault  # noqa: E402
@@ -145,11 +146,7 @@ def main() -> None:
         for mode in args.modes:
             results[mode] += evaluate(vault, name, sample, embedder, mode, settings,
                                       cards_vote=args.distill)
-    report = {mode: summarise(rows) for mode, rows in results.items()}
-    text = json.dumps(report, indent=1)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    report({mode: summarise(rows) for mode, rows in results.items()}, args.out)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import report  # noqa: E402
+
 ALAYA = str(Path(sys.executable).parent / "alaya")
 QUERIES = ["gateway restart notice telegram", "database migration rollback failed",
            "cache timeout retry queue worker", "memory leak in the thread lock",
@@ -162,10 +164,7 @@ def main() -> None:
             raise SystemExit(f"{vault} missing: run benchmarks/compile_bench.py --sizes {n}")
         results.append({"cards": n, **bench(vault, args.rounds, args.runs)})
         print(json.dumps(results[-1], indent=1), file=sys.stderr)
-    text = json.dumps(results, indent=1)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    report(results, args.out)
 
 
 if __name__ == "__main__":
