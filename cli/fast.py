@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 _LIST = {"--rel": "relations", "--kind": "kind", "--type": "type", "--tag": "tag",
@@ -79,6 +77,9 @@ def try_server(argv: list[str]) -> tuple[int, str] | None:
     info = _server(Path(vault).expanduser())
     if info is None:
         return None
+    import urllib.error  # only now: urllib costs ~35 ms to import, and most runs need no server
+    import urllib.request
+
     request = urllib.request.Request(
         info["url"] + "/recall", data=json.dumps(query).encode("utf-8"), method="POST",
         headers={"Content-Type": "application/json",
