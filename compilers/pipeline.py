@@ -411,26 +411,30 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     timer.lap("units-file")
 
     lexical_sig = _signature(u.lexical for rec in records for u in rec.units)
+    # one document per note of several units (a whole session); for a one-unit note it would
+    # repeat the unit index. Row i is graph node lexical-notes/nodes.npy[i]. Its own signature:
+    # editing a card leaves it as it was.
+    graph_recs = [rec for rec in records if rec.kind in GRAPH_KINDS]
+    multi = [(n, rec) for n, rec in enumerate(graph_recs) if len(rec.units) > 1]
+    notes_sig = _signature(f"{n}|{rec.path}|" + "\x01".join(u.lexical for u in rec.units)
+                           for n, rec in multi)
     if units_reusable(prev_build, prev, "lexical_sig", lexical_sig, A.LEXICAL):
-        for name in (A.LEXICAL, A.LEXICAL_NOTES):
-            if prev_build.path(name).exists():  # type: ignore[union-attr]
-                shutil.copytree(prev_build.path(name), tmp / name)  # type: ignore[union-attr]
+        shutil.copytree(prev_build.path(A.LEXICAL), tmp / A.LEXICAL)  # type: ignore[union-attr]
     elif texts:
         docs = [ids for rec in records for ids in cstate.unit_token_ids(rec)]
         if len(cstate.vocab) > 1000 and stats.deleted + stats.parsed > 0:
             cstate.compact_vocab(r.path for r in records)
             docs = [ids for rec in records for ids in cstate.unit_token_ids(rec)]
         build_lexical(tmp / A.LEXICAL, docs, cstate.vocab)
-        # one document per note of several units (a whole session); for a one-unit note it
-        # would repeat the unit index. Row i is graph node lexical-notes/nodes.npy[i].
-        graph_recs = [rec for rec in records if rec.kind in GRAPH_KINDS]
-        multi = [(n, rec) for n, rec in enumerate(graph_recs) if len(rec.units) > 1]
+    if units_reusable(prev_build, prev, "notes_lexical_sig", notes_sig, A.LEXICAL_NOTES):
+        shutil.copytree(prev_build.path(A.LEXICAL_NOTES),  # type: ignore[union-attr]
+                        tmp / A.LEXICAL_NOTES)
+    elif multi:
         note_docs = [array("i", [t for ids in cstate.unit_token_ids(rec) for t in ids])
                      for _, rec in multi]
-        if note_docs:
-            build_lexical(tmp / A.LEXICAL_NOTES, note_docs, cstate.vocab)
-            np.save(tmp / A.LEXICAL_NOTES / "nodes.npy",
-                    np.array([n for n, _ in multi], dtype=np.int32))
+        build_lexical(tmp / A.LEXICAL_NOTES, note_docs, cstate.vocab)
+        np.save(tmp / A.LEXICAL_NOTES / "nodes.npy",
+                np.array([n for n, _ in multi], dtype=np.int32))
     timer.lap("lexical")
 
     tier_names = {k: v.tier for k, v in tiers.items()}
@@ -466,7 +470,7 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
         "malformed": {m.path: {"line": m.line, "message": m.message} for m in stats.malformed},
         "counts": {"notes": stats.notes, "units": stats.units, "edges": stats.edges,
                    "claims": stats.claims, "tiers": stats.tiers, "vectors": stats.vectors},
-        "lexical_sig": lexical_sig, "graph_sig": graph_sig,
+        "lexical_sig": lexical_sig, "notes_lexical_sig": notes_sig, "graph_sig": graph_sig,
     }
     stats.build = build_id
     timer.lap("manifest")
