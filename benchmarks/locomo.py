@@ -122,6 +122,40 @@ def summarise(rows: list[dict]) -> dict:
     return out
 
 
+GRID = [{"dense_weight": d, "node_bm25_weight": n} for d in (0.6, 0.7, 0.8)
+        for n in (0.2, 0.4, 0.6)]
+
+
+def cross_validate(args: argparse.Namespace) -> None:
+    """Are the default weights tuned to these five conversations? For each conversation,
+    choose the weights that do best (MRR) on the other four and score it with them."""
+    embedder = LocalEmbedder()
+    per: dict[str, dict[int, list[dict]]] = {}
+    for path in sorted(args.data.glob("conv-*.json")):
+        sample = json.loads(path.read_text())
+        vault = build_vault(args.workdir / path.stem, sample, path.stem, embedder)
+        per[path.stem] = {i: evaluate(vault, path.stem, sample, embedder, "hybrid",
+                                      RecallSettings(**cfg), cards_vote=False)
+                          for i, cfg in enumerate(GRID)}
+    default = next(i for i, c in enumerate(GRID)
+                   if c == {"dense_weight": RecallSettings().dense_weight,
+                            "node_bm25_weight": RecallSettings().node_bm25_weight})
+    held_out: list[dict] = []
+    chosen = {}
+    for conv in per:
+        def mrr_elsewhere(i: int, conv: str = conv) -> float:
+            rows = [r for other, by_cfg in per.items() if other != conv for r in by_cfg[i]]
+            return statistics.mean(r["mrr"] for r in rows)
+
+        best = max(range(len(GRID)), key=mrr_elsewhere)
+        chosen[conv] = GRID[best]
+        held_out += per[conv][best]
+    report({"held_out_with_weights_chosen_on_the_others": summarise(held_out),
+            "defaults_on_all": summarise([r for by_cfg in per.values()
+                                          for r in by_cfg[default]]),
+            "chosen": chosen}, args.out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "locomo-dev")
@@ -133,7 +167,13 @@ def main() -> None:
                     help="Also distil the sessions (offline rules) and let cards vote for the "
                          "sessions they came from (workdir gets a -distilled suffix).")
     ap.add_argument("--mmr", type=float, default=0.7)
+    ap.add_argument("--cross-validate", action="store_true",
+                    help="Leave one conversation out: pick the fusion weights on the other "
+                         "four, score the held-out one; compare with the defaults.")
     args = ap.parse_args()
+    if args.cross_validate:
+        cross_validate(args)
+        return
     embedder = LocalEmbedder()
     settings = RecallSettings(fusion=args.fusion, mmr_lambda=args.mmr)
     results: dict[str, list[dict]] = {m: [] for m in args.modes}
