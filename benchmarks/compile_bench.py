@@ -60,7 +60,8 @@ b = A.current_build(Path(sys.argv[2]) / ".alaya")
 out = {}
 for name, fn in [("graph.pickle", b.graph), ("agent-digest.json", b.digest),
                  ("vectors-hot (mmap)", lambda: b.vector_index("HOT", mmap=True)),
-                 ("lexical (mmap)", lambda: bm25s.BM25.load(str(b.path(A.LEXICAL)), mmap=True)),
+                 ("lexical (mmap)", lambda: [bm25s.BM25.load(str(s), mmap=True)
+                                             for s in b.path(A.LEXICAL).glob("shard-*")]),
                  ("units.jsonl", b.units)]:
     t = time.perf_counter()
     fn()

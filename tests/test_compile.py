@@ -157,8 +157,9 @@ def test_old_unused_notes_go_cold_without_vectors_pinned_stay_hot(awkward_vault:
     assert stats.vectors["HOT"] + stats.vectors["WARM"] < stats.units
     import bm25s
 
-    lexical = bm25s.BM25.load(str(build.path(A.LEXICAL)))
-    assert lexical.scores["num_docs"] == stats.units  # COLD units stay searchable by BM25
+    docs = sum(bm25s.BM25.load(str(shard)).scores["num_docs"]
+               for shard in build.path(A.LEXICAL).glob("shard-*"))
+    assert docs == stats.units  # COLD units stay searchable by BM25
 
 
 def test_warm_index_reads_memory_mapped(awkward_vault: Path) -> None:
@@ -246,3 +247,30 @@ def test_vectors_are_normalised_and_searchable(awkward_vault: Path) -> None:
     q = HASH.embed_query("Brad owns Teams routing").reshape(1, -1)
     _, ids = index.search(q, 1)
     assert build.units()[ids[0][0]]["note"] == "ent-brad"
+
+
+def test_an_edit_rebuilds_one_bm25_shard_and_scores_stay_consistent(vault_path: Path,
+                                                                    monkeypatch) -> None:
+    import compilers.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "SHARD_UNITS", 10)  # force several shards on a small vault
+    for i in range(60):
+        (vault_path / "cards" / f"c{i}.md").write_text(
+            f"---\nid: card-{i}\ntitle: Card {i}\n---\nTopic number {i} about gateway {i % 7}.\n")
+    vault = Vault.open(vault_path)
+    compile_(vault)
+    first = A.current_build(vault.state_dir)
+    shards = sorted(p.name for p in first.path(A.LEXICAL).glob("shard-*"))
+    assert len(shards) >= 4
+    built: list[Path] = []
+    original = pipeline.build_lexical
+    monkeypatch.setattr(pipeline, "build_lexical",
+                        lambda path, docs, vocab: (built.append(path), original(path, docs, vocab)))
+    (vault_path / "cards" / "c5.md").write_text("---\nid: card-5\ntitle: Card 5\n---\nchanged\n")
+    compile_(vault)
+    assert [p.parent.name for p in built] == [A.LEXICAL]  # one unit shard rebuilt
+    from vault_engine.recall import RecallQuery, recall
+
+    result = recall(vault.state_dir, RecallQuery(text="topic number 42", mode="bm25"),
+                    embedder=None, telemetry=False)
+    assert result["nodes"][0]["id"] == "card-42"

@@ -10,7 +10,8 @@
     units.jsonl             one recall target per line (row i = FAISS id i)
     vectors-hot.faiss       IndexIDMap2(IndexFlatIP) over HOT units (loaded into RAM)
     vectors-warm.faiss      the same over WARM units (memory-mapped, IO_FLAG_MMAP_IFC)
-    lexical/                bm25s index over every unit (HOT, WARM and COLD)
+    lexical/shard-NN/       bm25s index over every unit (HOT, WARM and COLD), in shards of
+                            ~2,500 units by note; units.npy maps rows to unit ids
     graph.pickle            networkx MultiDiGraph of cards, entities, sessions, notes
     agent-digest.json       the compact view for agents that read files
     claims.jsonl            one claim per line
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA_VERSION = 1
-FORMAT = 5  # bumped whenever a build's set of files or their layout changes
+FORMAT = 6  # bumped whenever a build's set of files or their layout changes
 CURRENT = "current.json"
 BUILDS = "builds"
 MANIFEST = "manifest.json"

@@ -219,11 +219,15 @@ class RecallIndex:
         except RuntimeError:
             return None
 
-    def doc_freq(self, token_id: int) -> int:
-        """How many units contain a token (from the BM25 index's sparse columns)."""
-        retriever = self.lexical()
-        indptr = retriever.scores["indptr"]
-        return int(indptr[token_id + 1] - indptr[token_id])
+    def doc_freq(self, token: str) -> int:
+        """How many units contain a token (summed over the shards' sparse columns)."""
+        total = 0
+        for retriever, _units in self.lexical():
+            token_id = retriever.vocab_dict.get(token)
+            if token_id is not None:
+                indptr = retriever.scores["indptr"]
+                total += int(indptr[token_id + 1] - indptr[token_id])
+        return total
 
     def notes_lexical(self) -> Any:
         if not hasattr(self, "_notes_lexical"):
@@ -236,13 +240,19 @@ class RecallIndex:
             self.notes_lexical_nodes = np.load(path / "nodes.npy") if present else None
         return self._notes_lexical
 
-    def lexical(self) -> Any:
+    def lexical(self) -> list[tuple[Any, Any]]:
+        """The BM25 shards: (bm25s retriever, global unit id of each of its documents)."""
         if self._lexical is None:
             import bm25s
+            import numpy as np
 
-            path = self.build.path(A.LEXICAL)
-            self._lexical = bm25s.BM25.load(str(path), mmap=True) if path.exists() else False
-        return self._lexical
+            shards = []
+            root = self.build.path(A.LEXICAL)
+            for folder in sorted(root.glob("shard-*")) if root.exists() else []:
+                shards.append((bm25s.BM25.load(str(folder), mmap=True),
+                               np.load(folder / "units.npy")))
+            self._lexical = shards
+        return self._lexical  # type: ignore[no-any-return]
 
     # -- graph ----------------------------------------------------------------------------
     def neighbours(self, node: int, direction: str = "out") -> Iterable[tuple[int, str, float]]:
@@ -314,15 +324,23 @@ def _rank_vector(index: RecallIndex, qvec: Any, k: int) -> list[tuple[int, float
 
 def _lexical_scores(index: RecallIndex, text: str) -> Any:
     """BM25 score of every unit for `text` (None when nothing in the query is indexed)."""
+    import numpy as np
+
     from .lexical import tokenize
 
-    retriever = index.lexical()
+    shards = index.lexical()
     tokens = tokenize(text)
-    if not retriever or not tokens:
+    if not shards or not tokens:
         return None
-    vocab = retriever.vocab_dict
-    ids = [vocab[t] for t in tokens if t in vocab]
-    return retriever.get_scores(ids) if ids else None
+    scores = np.zeros(index.n_units, dtype=np.float32)
+    found = False
+    for retriever, units in shards:
+        vocab = retriever.vocab_dict
+        ids = [vocab[t] for t in tokens if t in vocab]
+        if ids:
+            scores[units] = retriever.get_scores(ids)
+            found = True
+    return scores if found else None
 
 
 def _rank_lexical(scores: Any, k: int) -> list[tuple[int, float]]:
@@ -416,17 +434,14 @@ def dense_query(index: RecallIndex, text: str) -> str:
     the question is about. BM25 weighs them down by itself; the dense side cannot."""
     from .lexical import tokenize
 
-    retriever = index.lexical()
-    if not retriever:
+    if not index.lexical():
         return text
     n = max(1, index.n_units)
     words = re.findall(r"[\w'’-]+|[^\w\s]", text)
     kept = []
     for word in words:
         toks = tokenize(word)
-        common = any(retriever.vocab_dict.get(t) is not None and
-                     index.doc_freq(retriever.vocab_dict[t]) / n > COMMON_TERM_RATIO
-                     for t in toks)
+        common = any(index.doc_freq(t) / n > COMMON_TERM_RATIO for t in toks)
         if not common:
             kept.append(word)
     out = " ".join(kept).strip()
