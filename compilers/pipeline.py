@@ -118,19 +118,29 @@ class CompileState:
     vectors_for: str = ""  # the embedder id those vectors belong to
     edges: tuple[str, list[Edge]] | None = None  # (inputs signature, resolved edges)
     edges_reused: bool = False
+    link_keys: dict[str, tuple[str, str]] = field(default_factory=dict)  # not persisted
     vocab: dict[str, int] = field(default_factory=dict)  # BM25 token → id, append-only
+    vocab_checked: int = 0  # vocabulary size at the last compaction check
     token_ids: dict[str, tuple[str, list[array[int]]]] = field(default_factory=dict)
 
     def resolved_edges(self, records: Sequence[NoteRecord]) -> list[Edge]:
         """Edges, re-resolved only when a title, alias, path, id or relation changed."""
-        sig = _signature(
-            f"{r.path}|{r.key}|{r.kind}|{r.title}|{r.aliases}|{r.relations}|"
-            f"{r.evidence_targets}|{r.source_sessions}" for r in records)
+        sig = _signature(self._link_key(r) for r in records)
         self.edges_reused = self.edges is not None and self.edges[0] == sig
         if not self.edges_reused:
             self.edges = (sig, resolve_edges(records, LinkResolver(records)))
         assert self.edges is not None
         return self.edges[1]
+
+    def _link_key(self, r: NoteRecord) -> str:
+        """What of a note decides its edges (cached per checksum: repr is slow at 10k)."""
+        cached = self.link_keys.get(r.path)
+        if cached is not None and cached[0] == r.checksum:
+            return cached[1]
+        key = (f"{r.path}|{r.key}|{r.kind}|{r.title}|{r.aliases}|{r.relations}|"
+               f"{r.evidence_targets}|{r.source_sessions}")
+        self.link_keys[r.path] = (r.checksum, key)
+        return key
 
     def unit_token_ids(self, rec: NoteRecord) -> list[array[int]]:
         """BM25 token ids of a note's units, through the persistent vocabulary."""
@@ -144,13 +154,19 @@ class CompileState:
         return ids
 
     def compact_vocab(self, live_paths: Iterable[str]) -> None:
-        """Drop tokens no live note uses once they are a quarter of the vocabulary."""
+        """Drop tokens no live note uses once they are a quarter of the vocabulary (checked
+        only after the vocabulary grew by half since the last check: the check walks every
+        token id)."""
+        if len(self.vocab) < 1.5 * self.vocab_checked:
+            return
+        self.vocab_checked = len(self.vocab)
         live = [self.token_ids[p] for p in live_paths if p in self.token_ids]
         used = {i for _, docs in live for doc in docs for i in doc}
         if len(used) >= 0.75 * len(self.vocab):
             return
         self.vocab = {}
         self.token_ids = {}
+        self.vocab_checked = 0
 
     def fragment(self, rec: NoteRecord, tier: TierResult, out: Sequence[Edge]) -> Fragment:
         # While the resolved edges are those of the last compile (same signature), a note's
@@ -224,10 +240,11 @@ def scan(vault: Vault, cache: dict[str, tuple[int, int, NoteRecord]], stats: Com
     """Every note's record, re-parsing only what changed."""
     limit = int(vault.config.get("vault", "max_note_bytes"))
     fresh: dict[str, tuple[int, int, NoteRecord]] = {}
+    base = str(vault.root)
     for rel in vault.note_paths():
-        full_path = vault.root / rel
+        full_path = os.path.join(base, rel)
         try:
-            st = full_path.stat()
+            st = os.stat(full_path)
         except OSError:
             continue  # deleted between walk and stat
         old = cache.get(rel)
@@ -241,7 +258,8 @@ def scan(vault: Vault, cache: dict[str, tuple[int, int, NoteRecord]], stats: Com
                                              "max_note_bytes"))
             continue
         try:
-            data = full_path.read_bytes()
+            with open(full_path, "rb") as fh:
+                data = fh.read()
             digest = checksum(data)
             if not full and old is not None and old[2].checksum == digest:
                 fresh[rel] = (st.st_mtime_ns, st.st_size, old[2])
@@ -432,7 +450,8 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     timer.lap("lexical")
 
     tier_names = {k: v.tier for k, v in tiers.items()}
-    graph_sig = _signature([repr(e) for e in edges]
+    edges_sig = cstate.edges[0] if cstate.edges else ""
+    graph_sig = _signature([edges_sig]
                            + [f"{r.key}|{r.title}|{r.kind}|{r.type}|{r.path}|{r.namespace}|"
                               f"{tier_names[r.key]}" for r in records])
     if units_reusable(prev_build, prev, "graph_sig", graph_sig, A.GRAPH):

@@ -112,16 +112,23 @@ class VaultIndex:
 
 
 def _walk(root: Path) -> Iterator[tuple[str, Path]]:
-    for dirpath, dirnames, filenames in os.walk(root):
+    for rel in _walk_rel(root):
+        yield rel, root / rel
+
+
+def _walk_rel(root: Path) -> Iterator[str]:
+    """Vault-relative paths of every candidate file, sorted, as plain strings (pathlib objects
+    per file cost ~20 µs each: 0.3 s of a 10k-note compile)."""
+    base = str(root)
+    for dirpath, dirnames, filenames in os.walk(base):
         dirnames[:] = sorted(d for d in dirnames
                              if d not in SKIP_DIRS and not d.startswith(".")
                              and not os.path.islink(os.path.join(dirpath, d)))
+        reldir = os.path.relpath(dirpath, base).replace(os.sep, "/")
+        prefix = "" if reldir == "." else reldir + "/"
         for name in sorted(filenames):
-            if name.startswith(".") or TMP_MARKER in name:
-                continue
-            full = Path(dirpath) / name
-            rel = full.relative_to(root).as_posix()
-            yield rel, full
+            if not name.startswith(".") and TMP_MARKER not in name:
+                yield prefix + name
 
 
 class Vault:
@@ -185,7 +192,7 @@ class Vault:
         return parse_note(rel, text, check=checksum(data))
 
     def note_paths(self) -> list[str]:
-        return [rel for rel, _ in _walk(self.root) if rel.endswith(".md")]
+        return [rel for rel in _walk_rel(self.root) if rel.endswith(".md")]
 
     def load(self) -> VaultIndex:
         """Parse every note. A bad note becomes an Issue; the rest still loads."""
