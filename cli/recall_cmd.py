@@ -36,6 +36,8 @@ from .output import echo, emit_json, json_option, pass_json, style
 @click.option("--json-in", is_flag=True, help="Read the query as a JSON object on stdin.")
 @click.option("--save", is_flag=True,
               help="Write the query and its hits as a note in queries/ and commit it.")
+@click.option("--fresh", is_flag=True,
+              help="Compile incrementally first, so notes edited since the last compile count.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "prompt"]), default=None,
               help="Output: text (default on a terminal), json, or prompt (for an agent's context).")
 @json_option
@@ -45,7 +47,7 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
            from_nodes: str, top_k: int | None, namespaces: tuple[str, ...],
            all_namespaces: bool, types: tuple[str, ...], tags: tuple[str, ...],
            kinds: tuple[str, ...], as_of: str | None, mode: str, json_in: bool, save: bool,
-           fmt: str | None, as_json: bool) -> None:
+           fresh: bool, fmt: str | None, as_json: bool) -> None:
     """Recall memories: hybrid vector + BM25 search, graph expansion, zero LLM calls.
 
     \b
@@ -64,6 +66,10 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
     from vault_engine.recall import recall as run_recall
 
     vault = obj.vault()
+    if fresh:
+        from compilers.pipeline import compile_vault
+
+        compile_vault(vault)
     if json_in or text == "-":
         raw = sys.stdin.read()
         try:

@@ -161,3 +161,12 @@ def test_bad_input_is_a_usage_error(graph_vault: Path) -> None:
         result = CliRunner().invoke(cli, ["--vault", str(graph_vault), "recall", *args],
                                     input=stdin)
         assert result.exit_code == 2, (args, result.output)
+
+
+def test_fresh_compiles_before_answering(graph_vault: Path) -> None:
+    card(graph_vault, "Late addition", "Zebra crossing sensors in the checkout lane.",
+         id="card-late", title="Late addition")
+    stale = run(graph_vault, "zebra crossing sensors", "--json")
+    assert "card-late" not in [n["id"] for n in stale["nodes"]]
+    fresh = run(graph_vault, "zebra crossing sensors", "--json", "--fresh")
+    assert fresh["nodes"][0]["id"] == "card-late"
