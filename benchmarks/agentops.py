@@ -1,0 +1,85 @@
+"""A technical agent-session set: gotchas, decisions and causal chains across sessions, where
+graph expansion should find what the query's own words do not (seed 000 §7.2 "graph gain").
+
+Eight ops sessions (benchmarks/agentops/sessions/) are ingested, distilled with the offline
+rules and compiled with the bundled embedder; each question of benchmarks/agentops/
+questions.json names the sessions that hold its answer — for a causal question, both the
+symptom's and the cause's. Hits count for the sessions they come from (a card for its
+source sessions). Measured with and without graph expansion, for hybrid, BM25-only and
+vector-only retrieval; graph gain = R@3 with expansion / R@3 without.
+
+    .venv/bin/python benchmarks/agentops.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.common import report  # noqa: E402
+from compilers.pipeline import CompileOptions, compile_vault  # noqa: E402
+from vault_engine.distill import distill  # noqa: E402
+from vault_engine.ingest import ingest, read_inputs  # noqa: E402
+from vault_engine.init_vault import init_vault  # noqa: E402
+from vault_engine.providers.embedding import LocalEmbedder  # noqa: E402
+from vault_engine.recall import RecallQuery, RecallSettings, recall  # noqa: E402
+from vault_engine.vault import Vault  # noqa: E402
+
+HERE = ROOT / "benchmarks" / "agentops"
+
+
+def sessions_of(nodes: list[dict]) -> list[str]:
+    ranked: list[str] = []
+    for n in nodes:
+        for sid in ([n["id"]] if n["kind"] == "session" else n["source_sessions"]):
+            if sid not in ranked:
+                ranked.append(sid)
+    return ranked
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/alaya-agentops"))
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    init_vault(args.workdir)
+    vault = Vault.open(args.workdir)
+    ingest(vault, read_inputs([str(p) for p in sorted((HERE / "sessions").glob("*.json"))]))
+    distill(vault, distiller="rules")
+    embedder = LocalEmbedder()
+    compile_vault(vault, CompileOptions(embedder=embedder))
+    questions = json.loads((HERE / "questions.json").read_text())
+    settings = RecallSettings()
+    out: dict[str, dict] = {}
+    for mode in ("hybrid", "bm25", "vector"):
+        for expand in (False, True):
+            rows = []
+            for q in questions:
+                result = recall(vault.state_dir, RecallQuery(text=q["query"], top_k=5, mode=mode,
+                                                             expand=expand, depth=1),
+                                embedder=embedder, settings=settings, telemetry=False)
+                ranked = sessions_of(result["nodes"])
+                gold = set(q["expected_sessions"])
+                first = next((i for i, s in enumerate(ranked, 1) if s in gold), None)
+                rows.append({"type": q["type"], "r3": len(gold & set(ranked[:3])) / len(gold),
+                             "r5": len(gold & set(ranked[:5])) / len(gold),
+                             "mrr": 1 / first if first else 0.0})
+            summary = {k: round(statistics.mean(r[k] for r in rows), 3) for k in ("r3", "r5", "mrr")}
+            summary["by_type"] = {t: round(statistics.mean(r["r3"] for r in rows if r["type"] == t), 3)
+                                  for t in sorted({r["type"] for r in rows})}
+            out[f"{mode}{' + graph' if expand else ''}"] = summary
+        base, graph = out[mode]["r3"], out[f"{mode} + graph"]["r3"]
+        out[f"{mode} + graph"]["graph_gain_r3"] = round(graph / base, 3) if base else None
+    report(out, args.out)
+
+
+if __name__ == "__main__":
+    main()
