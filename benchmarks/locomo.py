@@ -167,6 +167,9 @@ def main() -> None:
                     help="Also distil the sessions (offline rules) and let cards vote for the "
                          "sessions they came from (workdir gets a -distilled suffix).")
     ap.add_argument("--mmr", type=float, default=0.7)
+    ap.add_argument("--set", nargs="*", default=[], metavar="KEY=JSON",
+                    help="Override a RecallSettings field for an ablation, e.g. "
+                         "--set node_bm25_weight=0.2")
     ap.add_argument("--cross-validate", action="store_true",
                     help="Leave one conversation out: pick the fusion weights on the other "
                          "four, score the held-out one; compare with the defaults.")
@@ -175,7 +178,8 @@ def main() -> None:
         cross_validate(args)
         return
     embedder = LocalEmbedder()
-    settings = RecallSettings(fusion=args.fusion, mmr_lambda=args.mmr)
+    overrides = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}
+    settings = RecallSettings(fusion=args.fusion, mmr_lambda=args.mmr, **overrides)
     results: dict[str, list[dict]] = {m: [] for m in args.modes}
     for path in sorted(args.data.glob("conv-*.json")):
         sample = json.loads(path.read_text())

@@ -63,8 +63,54 @@ def _server(vault: Path) -> dict[str, str] | None:
         return None
 
 
+def find_vault(start: str | None = None) -> str:
+    """The vault a command works on when --vault is not given: $ALAYA_VAULT, else the vault
+    that holds the working directory (the nearest folder upwards with an alaya.toml, as git
+    finds its repository), else ~/.alaya."""
+    env = os.environ.get("ALAYA_VAULT")
+    if env:
+        return os.path.expanduser(env)
+    here = os.path.abspath(start or os.getcwd())
+    while True:
+        if os.path.isfile(os.path.join(here, "alaya.toml")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return os.path.expanduser("~/.alaya")
+        here = parent
+
+
+def _post(url: str, body: bytes, token: str | None, timeout: float = 30.0) -> tuple[int, bytes]:
+    """POST to the local server over a plain socket: urllib and http.client cost 20–35 ms to
+    import, more than the request itself. The server speaks HTTP/1.0-style (one request per
+    connection), so the reply ends when the socket closes."""
+    import socket
+
+    rest = url.split("://", 1)[-1]
+    hostport = rest.split("/", 1)[0]
+    host, _, port = hostport.rpartition(":")
+    head = (f"POST /recall HTTP/1.1\r\nHost: {hostport}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n")
+    if token:
+        head += f"Authorization: Bearer {token}\r\n"
+    with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
+        sock.sendall(head.encode("latin-1") + b"\r\n" + body)
+        chunks = []
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    raw = b"".join(chunks)
+    header, _, payload = raw.partition(b"\r\n\r\n")
+    status = int(header.split(b" ", 2)[1])
+    if b"transfer-encoding: chunked" in header.lower():
+        raise ValueError("chunked replies are not expected from alaya serve")
+    return status, payload
+
+
 def try_server(argv: list[str]) -> tuple[int, str] | None:
-    vault = os.environ.get("ALAYA_VAULT") or "~/.alaya"
+    vault = ""
     if argv[:1] == ["--vault"] and len(argv) > 1:
         vault, argv = argv[1], argv[2:]
     elif argv and argv[0].startswith("--vault="):
@@ -74,28 +120,18 @@ def try_server(argv: list[str]) -> tuple[int, str] | None:
     query = _query(argv[1:])
     if query is None:
         return None
-    info = _server(Path(vault).expanduser())
+    info = _server(Path(vault or find_vault()).expanduser())
     if info is None:
         return None
-    import urllib.error  # only now: urllib costs ~35 ms to import, and most runs need no server
-    import urllib.request
-
-    request = urllib.request.Request(
-        info["url"] + "/recall", data=json.dumps(query).encode("utf-8"), method="POST",
-        headers={"Content-Type": "application/json",
-                 **({"Authorization": f"Bearer {info['token']}"} if info.get("token") else {})})
     try:
-        with urllib.request.urlopen(request, timeout=30) as resp:
-            body = json.loads(resp.read())
-        return 0, json.dumps(body, ensure_ascii=False, indent=2) + "\n"
-    except urllib.error.HTTPError as exc:
-        try:
-            body = json.loads(exc.read())
-        except ValueError:
-            return None
-        return (2 if exc.code == 400 else 1), json.dumps(body, ensure_ascii=False, indent=2) + "\n"
-    except (urllib.error.URLError, OSError, ValueError):
-        return None  # the server went away: answer in-process
+        status, payload = _post(info["url"], json.dumps(query).encode("utf-8"), info.get("token"))
+        body = json.loads(payload)
+    except (OSError, ValueError, IndexError, KeyError):
+        return None  # the server went away or answered oddly: answer in-process
+    if status >= 300 and not isinstance(body, dict):
+        return None
+    code = 0 if status < 300 else 2 if status == 400 else 1
+    return code, json.dumps(body, ensure_ascii=False, indent=2) + "\n"
 
 
 def main() -> None:

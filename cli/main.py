@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 
-from vault_engine.config import default_vault_path
 from vault_engine.errors import AlayaError
 from vault_engine.vault import Vault
 
@@ -73,7 +72,8 @@ def _json_requested(ctx: click.Context) -> bool:
 @click.group(cls=AlayaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--vault", "vault_path", type=click.Path(path_type=Path), default=None,
               envvar="ALAYA_VAULT", show_envvar=True,
-              help="Vault folder. Default: $ALAYA_VAULT, else ~/.alaya.")
+              help="Vault folder. Default: $ALAYA_VAULT, else the vault around the working "
+                   "directory (nearest alaya.toml upwards), else ~/.alaya.")
 @click.version_option(__version__, prog_name="alaya")
 @click.pass_context
 def cli(ctx: click.Context, vault_path: Path | None) -> None:
@@ -85,7 +85,9 @@ def cli(ctx: click.Context, vault_path: Path | None) -> None:
     Exit codes: 0 ok, 1 findings or failure, 2 usage error. Add --json to any command for
     machine-readable output. NO_COLOR disables colour.
     """
-    ctx.obj = AppContext(vault_path or default_vault_path())
+    from .fast import find_vault
+
+    ctx.obj = AppContext(vault_path or Path(find_vault()))
 
 
 def command_names() -> list[str]:

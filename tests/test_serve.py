@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from cli.fast import find_vault, try_server
 from cli.main import cli
 from compilers.serve import RecallServer, read_serve_file
 from vault_engine.errors import UsageError
@@ -71,6 +72,29 @@ def test_client_path_imports_neither_numpy_nor_click(server: RecallServer,
     data = json.loads(result.stdout)
     assert data == {"served": True, "numpy": False, "click": False, "engine": False,
                     "first": "card-outage"}
+
+
+def test_client_finds_the_vault_from_the_working_directory_and_sends_the_token(
+        graph_vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    srv = RecallServer(Vault.open(graph_vault), token="t0ken", watch=False)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        threading.Event().wait(0.3)
+        monkeypatch.delenv("ALAYA_VAULT", raising=False)
+        monkeypatch.chdir(graph_vault / "cards")  # inside the vault, no --vault
+        out = try_server(["recall", "checkout outage", "--json", "--top-k", "1"])
+        assert out is not None and out[0] == 0
+        assert json.loads(out[1])["nodes"][0]["id"] == "card-outage"
+        bad = try_server(["recall", "--json", "--depth", "0"])  # no text: the server says 400
+        assert bad is not None and bad[0] == 2 and "error" in json.loads(bad[1])
+    finally:
+        srv.stop.set()
+        thread.join(10)
+    monkeypatch.chdir(graph_vault.parent)
+    assert find_vault(str(graph_vault / "cards")) == str(graph_vault)
+    monkeypatch.setenv("ALAYA_VAULT", "/elsewhere")
+    assert find_vault(str(graph_vault)) == "/elsewhere"  # the environment wins
 
 
 def test_only_loopback_unless_told_and_then_a_token(graph_vault: Path) -> None:  # noqa: F811

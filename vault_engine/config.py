@@ -7,7 +7,6 @@ fatal. Secrets never live here: API keys come only from environment variables.
 
 from __future__ import annotations
 
-import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -169,9 +168,3 @@ def load_config(root: Path) -> Config:
         raise ConfigError(f"cannot read {CONFIG_FILE}: {exc}", path=CONFIG_FILE,
                           fix="make the file readable UTF-8 text") from None
     return parse_config(text, path)
-
-
-def default_vault_path() -> Path:
-    """`$ALAYA_VAULT`, else `~/.alaya`."""
-    env = os.environ.get("ALAYA_VAULT")
-    return Path(env).expanduser() if env else Path("~/.alaya").expanduser()

@@ -293,6 +293,7 @@ class RecallSettings:
     dense_weight: float = 0.7  # weighted fusion: share of the dense score
     node_bm25_weight: float = 0.4  # a note's BM25 evidence over all its units
     date_weight: float = 0.1  # notes dated on a day or month the query names
+    complete_scores: bool = True  # score every candidate on both sides (see _complete)
 
     @classmethod
     def from_config(cls, config: Any) -> RecallSettings:
@@ -448,6 +449,27 @@ def dense_query(index: RecallIndex, text: str) -> str:
     return out or text
 
 
+def _complete(index: RecallIndex, rankings: list[list[tuple[int, float]]], lexical: Any,
+              qvec: Any) -> list[list[tuple[int, float]]]:
+    """Both scores for every candidate: a unit one retriever found but the other ranked below
+    its cut-off gets its real score from the other side (its BM25 score is already computed;
+    its cosine is one reconstructed vector away) instead of nothing."""
+    import numpy as np
+
+    vec, lex = rankings
+    seen_vec = {u for u, _ in vec}
+    q = np.asarray(qvec, dtype=np.float32)
+    extra = []
+    for unit, _ in lex:
+        if unit not in seen_vec:
+            v = index.unit_vector(unit)
+            if v is not None:
+                extra.append((unit, float(np.dot(v, q))))
+    seen_lex = {u for u, _ in lex}
+    lex_extra = [(u, float(lexical[u])) for u, _ in vec if u not in seen_lex and lexical[u] > 0]
+    return [sorted(vec + extra, key=lambda x: -x[1]), sorted(lex + lex_extra, key=lambda x: -x[1])]
+
+
 def _rrf(rankings: Sequence[list[tuple[int, float]]], k: int) -> dict[int, float]:
     fused: dict[int, float] = {}
     for ranking in rankings:
@@ -526,6 +548,8 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     if text and query.mode in ("hybrid", "bm25"):
         lexical_scores = _lexical_scores(index, text)
         rankings.append(_rank_lexical(lexical_scores, k_search))
+    if settings.complete_scores and qvec is not None and lexical_scores is not None:
+        rankings = _complete(index, rankings, lexical_scores, qvec)
     if settings.fusion == "rrf":
         fused = _rrf(rankings, settings.rrf_k)
     else:
