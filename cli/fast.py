@@ -1,6 +1,7 @@
 """The `alaya` entry point. When `alaya serve` runs for the vault, `alaya recall … --json` is
-answered by it without importing click, numpy or the engine (one HTTP request, stdlib only);
-everything else — and recall without a server — goes to the full CLI in `cli.main`."""
+answered by it without importing click, numpy or the engine (one HTTP request, stdlib only).
+Without a server, a plain `alaya recall … --json` runs the engine's recall directly, still
+without click. Everything else goes to the full CLI in `cli.main`."""
 
 from __future__ import annotations
 
@@ -134,8 +135,35 @@ def try_server(argv: list[str]) -> tuple[int, str] | None:
     return code, json.dumps(body, ensure_ascii=False, indent=2) + "\n"
 
 
+def run_direct(argv: list[str]) -> tuple[int, str] | None:
+    """`alaya recall … --json` without a server and without click: the engine's recall and
+    nothing else (no CLI framework, no note parser). None hands over to the full CLI — for
+    anything unusual (an error to report, a misconfigured embedder) it has the proper output."""
+    vault = ""
+    if argv[:1] == ["--vault"] and len(argv) > 1:
+        vault, argv = argv[1], argv[2:]
+    elif argv and argv[0].startswith("--vault="):
+        vault, argv = argv[0].split("=", 1)[1], argv[1:]
+    if argv[:1] != ["recall"]:
+        return None
+    query = _query(argv[1:])
+    if query is None:
+        return None
+    root = Path(vault or find_vault()).expanduser()
+    if not (root / "alaya.toml").is_file():
+        return None
+    from vault_engine.errors import AlayaError
+    from vault_engine.recall import recall_in_vault
+
+    try:
+        result = recall_in_vault(root, query)
+    except AlayaError:
+        return None
+    return 0, json.dumps(result, ensure_ascii=False, indent=2) + "\n"
+
+
 def main() -> None:
-    served = try_server(sys.argv[1:])
+    served = try_server(sys.argv[1:]) or run_direct(sys.argv[1:])
     if served is not None:
         code, text = served
         sys.stdout.write(text)

@@ -424,8 +424,8 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
         fh.writelines(f.units for f in frags)
     # split on "\n" only: JSON keeps U+2028 and friends raw, and splitlines() would cut there
     unit_lines = [line + "\n" for f in frags for line in f.units.split("\n")[:-1]]
-    write_recall_arrays(tmp / A.RECALL, records, edges, unit_lines, embedder=embedder.id,
-                        compiled_at=now_s)
+    write_recall_arrays(tmp / A.RECALL, records, edges, unit_lines, unit_tiers=unit_tiers,
+                        embedder=embedder.id, compiled_at=now_s)
     timer.lap("units-file")
 
     # one document per note of several units (a whole session); for a one-unit note it would

@@ -10,7 +10,11 @@ cards) or parse the digest (3.4 s). This writes what recall needs as numpy array
   each node (-1 when it has none);
 - `out_indptr/out_indices/out_types/out_weights.npy` and the same `in_*`: the graph's
   adjacency (CSR) in both directions, relation types as indexes into `meta.json`;
-- `info.json`: relation type names, node count, embedder id, compile time (read per query);
+- `unit_ns.npy` (int16): each unit's namespace, as an index into info.json's `namespaces`;
+  `unit_tier.npy` (int8): 0 HOT, 1 WARM, 2 COLD — so the common query filters and looks up
+  vectors without decoding a unit's JSON row;
+- `info.json`: relation type names, node count, namespaces, embedder id, compile time (read
+  per query);
 - `meta.json`: node keys and kinds (read only to resolve --from-nodes or unit-less nodes).
 """
 
@@ -24,9 +28,12 @@ from .graph import Edge
 from .records import GRAPH_KINDS, NoteRecord
 
 
+TIER_CODES = {"HOT": 0, "WARM": 1}  # anything else (COLD): 2, no vector
+
+
 def write_recall_arrays(folder: Path, records: Sequence[NoteRecord], edges: Sequence[Edge],
-                        unit_lines: Sequence[str], *, embedder: str | None = None,
-                        compiled_at: str | None = None) -> None:
+                        unit_lines: Sequence[str], *, unit_tiers: Sequence[str] | None = None,
+                        embedder: str | None = None, compiled_at: str | None = None) -> None:
     import numpy as np
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -34,8 +41,12 @@ def write_recall_arrays(folder: Path, records: Sequence[NoteRecord], edges: Sequ
     index = {r.key: i for i, r in enumerate(nodes)}
     unit_node: list[int] = []
     node_unit = np.full(len(nodes), -1, dtype=np.int32)
+    namespaces = sorted({r.namespace for r in records})
+    ns_index = {n: i for i, n in enumerate(namespaces)}
+    unit_ns: list[int] = []
     for rec in records:
         node = index.get(rec.key, -1)
+        unit_ns += [ns_index[rec.namespace]] * len(rec.units)
         for _ in rec.units:
             if node >= 0 and node_unit[node] < 0:
                 node_unit[node] = len(unit_node)
@@ -70,9 +81,13 @@ def write_recall_arrays(folder: Path, records: Sequence[NoteRecord], edges: Sequ
     np.save(folder / "unit_offsets.npy", offsets)
     np.save(folder / "unit_node.npy", np.array(unit_node, dtype=np.int32))
     np.save(folder / "node_unit.npy", node_unit)
+    np.save(folder / "unit_ns.npy", np.array(unit_ns, dtype=np.int16))
+    if unit_tiers is not None:
+        np.save(folder / "unit_tier.npy", np.array([TIER_CODES.get(t, 2) for t in unit_tiers],
+                                                   dtype=np.int8))
     (folder / "info.json").write_text(json.dumps(
         {"relation_types": rel_types, "nodes": len(nodes), "embedder": embedder,
-         "compiled_at": compiled_at}), encoding="utf-8")
+         "compiled_at": compiled_at, "namespaces": namespaces}), encoding="utf-8")
     (folder / "meta.json").write_text(json.dumps(
         {"nodes": [r.key for r in nodes], "kinds": [r.kind for r in nodes],
          "relation_types": rel_types}, ensure_ascii=False, separators=(",", ":")),

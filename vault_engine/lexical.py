@@ -17,7 +17,15 @@ _WORD_RE = re.compile(
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+"  # CJK runs
     r"|[^\W_]+(?:['’][^\W_]+)?",  # words (letters/digits), with an inner apostrophe
     re.UNICODE)
-_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF),
+               (0xAC00, 0xD7AF))
+
+
+def _is_cjk(ch: str) -> bool:
+    """The ranges of _WORD_RE's CJK run (a compiled character class of them costs ~3 ms at
+    import, paid by every recall process)."""
+    code = ord(ch)
+    return any(lo <= code <= hi for lo, hi in _CJK_RANGES)
 
 EXTRA_STOPWORDS = frozenset({
     "would", "could", "might", "shall", "may", "must", "also", "yes", "ok", "okay", "yeah",
@@ -29,11 +37,63 @@ EXTRA_STOPWORDS = frozenset({
 
 @lru_cache(maxsize=1)
 def _stopwords() -> frozenset[str]:
-    try:
-        from bm25s.stopwords import STOPWORDS_EN_PLUS
-    except ImportError:  # pragma: no cover - bm25s is a dependency
-        STOPWORDS_EN_PLUS = ()
-    return frozenset(STOPWORDS_EN_PLUS) | EXTRA_STOPWORDS
+    """bm25s's extended English list, read from its module file without importing the bm25s
+    package (whose __init__ asks importlib.metadata for its version: ~25 ms on every recall)."""
+    import importlib.util
+
+    words: tuple[str, ...] = ()
+    spec = importlib.util.find_spec("bm25s")
+    if spec is not None and spec.submodule_search_locations:
+        for folder in spec.submodule_search_locations:
+            sub = importlib.util.spec_from_file_location("_alaya_bm25s_stopwords",
+                                                         f"{folder}/stopwords.py")
+            if sub is not None and sub.loader is not None:
+                module = importlib.util.module_from_spec(sub)
+                sub.loader.exec_module(module)
+                words = tuple(getattr(module, "STOPWORDS_EN_PLUS", ()))
+                break
+    return frozenset(words) | EXTRA_STOPWORDS
+
+
+class SavedBM25:
+    """A BM25 index that bm25s built and saved (`BM25.save`), opened for scoring without
+    importing bm25s: its score matrix memory-mapped (CSC: one column of precomputed BM25 term
+    weights per token), its vocabulary and parameters read from JSON. `get_scores` is the sum
+    over the query's token columns — what `bm25s.BM25.get_scores` computes (tested equal)."""
+
+    def __init__(self, folder: str) -> None:
+        import json
+        import os
+
+        import numpy as np
+
+        def path(name: str) -> str:
+            return os.path.join(folder, name)
+
+        with open(path("params.index.json"), encoding="utf-8") as fh:
+            params = json.load(fh)
+        with open(path("vocab.index.json"), encoding="utf-8") as fh:
+            self.vocab_dict: dict[str, int] = json.load(fh)
+        self.num_docs = int(params["num_docs"])
+        self.dtype = np.dtype(params.get("dtype", "float32"))
+        self.data = np.load(path("data.csc.index.npy"), mmap_mode="r")
+        self.indices = np.load(path("indices.csc.index.npy"), mmap_mode="r")
+        self.indptr = np.load(path("indptr.csc.index.npy"), mmap_mode="r")
+        nnoc = path("nonoccurrence_array.index.npy")
+        self.nonoccurrence = np.load(nnoc) if os.path.exists(nnoc) else None
+
+    def get_scores(self, token_ids: list[int]) -> "np.ndarray":  # noqa: F821
+        import numpy as np
+
+        scores = np.zeros(self.num_docs, dtype=self.dtype)
+        for t in token_ids:
+            start, end = int(self.indptr[t]), int(self.indptr[t + 1])
+            if end > start:
+                np.add.at(scores, np.asarray(self.indices[start:end]),
+                          np.asarray(self.data[start:end]))
+        if self.nonoccurrence is not None and token_ids:
+            scores += self.nonoccurrence[np.asarray(token_ids)].sum()
+        return scores
 
 
 @lru_cache(maxsize=1)
@@ -53,7 +113,7 @@ def tokenize(text: str, *, stem: bool = True) -> list[str]:
     out: list[str] = []
     for m in _WORD_RE.finditer(text.lower()):
         tok = m.group(0)
-        if _CJK_RE.match(tok):
+        if _is_cjk(tok[0]):
             if len(tok) == 1:
                 out.append(tok)
             else:

@@ -159,6 +159,12 @@ class RecallIndex:
         self.node_unit = np.array(load("node_unit.npy"))
         self.node_units = np.bincount(self.unit_node[self.unit_node >= 0],
                                       minlength=self.n_nodes)
+        # per-unit namespace and tier (builds since format 7; older ones decode the row)
+        self.namespaces: list[str] = info.get("namespaces") or []
+        self.unit_ns = np.array(load("unit_ns.npy")) if (folder / "unit_ns.npy").exists() \
+            else None
+        self.unit_tier = np.array(load("unit_tier.npy")) \
+            if (folder / "unit_tier.npy").exists() else None
         self.adj = {d: (load(f"{d}_indptr.npy"), load(f"{d}_indices.npy"),
                         load(f"{d}_types.npy"), load(f"{d}_weights.npy")) for d in ("out", "in")}
         self._units_fh = build.path(A.UNITS).open("rb")
@@ -210,7 +216,10 @@ class RecallIndex:
         return self._vec[tier]
 
     def unit_vector(self, unit: int) -> Any:
-        tier = self.row(unit).get("tier")
+        if self.unit_tier is not None:
+            tier = ("HOT", "WARM", "COLD")[int(self.unit_tier[unit])]
+        else:
+            tier = self.row(unit).get("tier")
         index = self.vectors(tier) if tier in ("HOT", "WARM") else None
         if index is None:
             return None
@@ -225,31 +234,33 @@ class RecallIndex:
         for retriever, _units in self.lexical():
             token_id = retriever.vocab_dict.get(token)
             if token_id is not None:
-                indptr = retriever.scores["indptr"]
+                indptr = retriever.indptr
                 total += int(indptr[token_id + 1] - indptr[token_id])
         return total
 
     def notes_lexical(self) -> Any:
         if not hasattr(self, "_notes_lexical"):
-            import bm25s
             import numpy as np
+
+            from .lexical import SavedBM25
 
             path = self.build.path(A.LEXICAL_NOTES)
             present = (path / "nodes.npy").exists()
-            self._notes_lexical = bm25s.BM25.load(str(path), mmap=True) if present else False
+            self._notes_lexical = SavedBM25(str(path)) if present else False
             self.notes_lexical_nodes = np.load(path / "nodes.npy") if present else None
         return self._notes_lexical
 
     def lexical(self) -> list[tuple[Any, Any]]:
-        """The BM25 shards: (bm25s retriever, global unit id of each of its documents)."""
+        """The BM25 shards: (SavedBM25 of a bm25s index, global unit id of each of its documents)."""
         if self._lexical is None:
-            import bm25s
             import numpy as np
+
+            from .lexical import SavedBM25
 
             shards = []
             root = self.build.path(A.LEXICAL)
             for folder in sorted(root.glob("shard-*")) if root.exists() else []:
-                shards.append((bm25s.BM25.load(str(folder), mmap=True),
+                shards.append((SavedBM25(str(folder)),
                                np.load(folder / "units.npy")))
             self._lexical = shards
         return self._lexical  # type: ignore[no-any-return]
@@ -557,11 +568,18 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
             [1.0 - settings.dense_weight] if len(rankings) > (qvec is not None) else [])
         fused = _weighted(list(zip(weights, rankings, strict=False)))
 
-    # units → nodes (a session scores from its best turns)
+    # units → nodes (a session scores from its best turns). Only the namespace to check: from
+    # the per-unit array, without decoding rows; other filters read the row.
     by_node: dict[int, list[tuple[int, float]]] = {}
+    ns_only = not (query.types or query.tags or query.kinds or query.as_of is not None) \
+        and index.unit_ns is not None
+    allowed_ns = None if namespaces is None else {
+        i for i, n in enumerate(index.namespaces) if n in namespaces}
     for unit, score in fused.items():
-        row = index.row(unit)
-        if not _passes(row, query, namespaces):
+        if ns_only:
+            if allowed_ns is not None and int(index.unit_ns[unit]) not in allowed_ns:
+                continue
+        elif not _passes(index.row(unit), query, namespaces):
             continue
         by_node.setdefault(int(index.unit_node[unit]), []).append((unit, score))
     best = max(fused.values(), default=1.0) or 1.0
@@ -659,6 +677,20 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
             "hits": [{"id": n["id"], "score": n["score"]} for n in nodes],
             "latency_ms": result["latency_ms"]})
     return result
+
+
+def recall_in_vault(root: Path, query: Mapping[str, Any], *,
+                    telemetry: bool = True) -> dict[str, Any]:
+    """Recall in the vault at `root` for a query object (the JSON of `alaya recall -`): the
+    vault's settings, its configured embedder (BM25 and the graph if there is none)."""
+    from .config import load_config
+    from .providers.embedding import get_embedder
+
+    config = load_config(root)
+    q = RecallQuery.from_json(query)
+    embedder = get_embedder(config) if q.mode != "bm25" else None
+    return recall(root / ".alaya", q, embedder=embedder,
+                  settings=RecallSettings.from_config(config), telemetry=telemetry)
 
 
 def _resolve_node(index: RecallIndex, ref: str) -> int:

@@ -1,0 +1,45 @@
+"""The query-time BM25 reader gives bm25s's own scores, and the tokenizer's stopwords are
+bm25s's list, without importing the bm25s package on the recall path."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import bm25s
+import numpy as np
+
+from vault_engine.lexical import SavedBM25, _stopwords, tokenize
+
+DOCS = ["the gateway restarted after the telegram notice",
+        "postgres replication lag caused stale checkout prices",
+        "the backup lock made the migration fail",
+        "redis streams need an explicit ACK or messages are redelivered",
+        "gateway restart notice sent to telegram twice"]
+
+
+def test_saved_index_scores_equal_bm25s(tmp_path: Path) -> None:
+    tokens = [tokenize(d) for d in DOCS]
+    retriever = bm25s.BM25()
+    retriever.index(tokens, show_progress=False)
+    retriever.save(str(tmp_path / "idx"))
+    loaded = bm25s.BM25.load(str(tmp_path / "idx"), mmap=True)
+    ours = SavedBM25(str(tmp_path / "idx"))
+    assert ours.vocab_dict == loaded.vocab_dict
+    for query in ("gateway telegram", "replication lag checkout", "ack redis", "lock"):
+        ids = [ours.vocab_dict[t] for t in tokenize(query) if t in ours.vocab_dict]
+        assert ids
+        np.testing.assert_allclose(ours.get_scores(ids), loaded.get_scores(ids), rtol=1e-6)
+    assert not ours.get_scores([]).any()
+
+
+def test_stopwords_are_bm25s_list_and_loading_them_skips_the_package() -> None:
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    assert set(STOPWORDS_EN_PLUS) <= _stopwords()
+    code = ("import sys; from vault_engine.lexical import tokenize; "
+            "print(tokenize('What is the gateway doing?'), 'bm25s' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parent.parent).stdout
+    assert out.strip() == "['gateway'] False"
