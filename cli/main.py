@@ -33,7 +33,7 @@ COMMANDS = {
     "trace": "lifecycle_cmds:trace", "import": "lifecycle_cmds:import_cmd",
     "demo": "demo_cmd:demo", "recall": "recall_cmd:recall", "traverse": "nav_cmds:traverse",
     "schema": "nav_cmds:schema", "status": "nav_cmds:status", "export": "nav_cmds:export",
-    "serve": "nav_cmds:serve",
+    "serve": "nav_cmds:serve", "lint": "lint_cmd:lint",
 }
 
 

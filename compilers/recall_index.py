@@ -27,7 +27,6 @@ from pathlib import Path
 from .graph import Edge
 from .records import GRAPH_KINDS, NoteRecord
 
-
 TIER_CODES = {"HOT": 0, "WARM": 1}  # anything else (COLD): 2, no vector
 
 

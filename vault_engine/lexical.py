@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 _WORD_RE = re.compile(
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+"  # CJK runs
@@ -82,7 +83,7 @@ class SavedBM25:
         nnoc = path("nonoccurrence_array.index.npy")
         self.nonoccurrence = np.load(nnoc) if os.path.exists(nnoc) else None
 
-    def get_scores(self, token_ids: list[int]) -> "np.ndarray":  # noqa: F821
+    def get_scores(self, token_ids: list[int]) -> Any:
         import numpy as np
 
         scores = np.zeros(self.num_docs, dtype=self.dtype)

@@ -216,10 +216,8 @@ class RecallIndex:
         return self._vec[tier]
 
     def unit_vector(self, unit: int) -> Any:
-        if self.unit_tier is not None:
-            tier = ("HOT", "WARM", "COLD")[int(self.unit_tier[unit])]
-        else:
-            tier = self.row(unit).get("tier")
+        tier: Any = ("HOT", "WARM", "COLD")[int(self.unit_tier[unit])] \
+            if self.unit_tier is not None else self.row(unit).get("tier")
         index = self.vectors(tier) if tier in ("HOT", "WARM") else None
         if index is None:
             return None
@@ -571,13 +569,13 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     # units → nodes (a session scores from its best turns). Only the namespace to check: from
     # the per-unit array, without decoding rows; other filters read the row.
     by_node: dict[int, list[tuple[int, float]]] = {}
-    ns_only = not (query.types or query.tags or query.kinds or query.as_of is not None) \
-        and index.unit_ns is not None
+    unit_ns = index.unit_ns
+    ns_only = not (query.types or query.tags or query.kinds or query.as_of is not None)
     allowed_ns = None if namespaces is None else {
         i for i, n in enumerate(index.namespaces) if n in namespaces}
     for unit, score in fused.items():
-        if ns_only:
-            if allowed_ns is not None and int(index.unit_ns[unit]) not in allowed_ns:
+        if ns_only and unit_ns is not None:
+            if allowed_ns is not None and int(unit_ns[unit]) not in allowed_ns:
                 continue
         elif not _passes(index.row(unit), query, namespaces):
             continue
