@@ -34,6 +34,7 @@ COMMANDS = {
     "demo": "demo_cmd:demo", "recall": "recall_cmd:recall", "traverse": "nav_cmds:traverse",
     "schema": "nav_cmds:schema", "status": "nav_cmds:status", "export": "nav_cmds:export",
     "serve": "nav_cmds:serve", "lint": "lint_cmd:lint",
+    "introspect": "care_cmds:introspect", "restore": "care_cmds:restore",
 }
 
 

@@ -1,0 +1,92 @@
+"""`alaya introspect`, `alaya restore`, `alaya feedback`: the vault looking after itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, style
+
+PHASE_CHOICES = ["distill", "consolidate", "conflicts", "cooldown", "forget", "promote"]
+
+
+@click.command()
+@click.option("--phase", "phases", multiple=True, type=click.Choice(PHASE_CHOICES),
+              help="Run only this phase (repeatable). Default: all six, in order.")
+@click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
+@no_commit_option
+@json_option
+@click.pass_obj
+@pass_json
+def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, no_commit: bool,
+               as_json: bool) -> None:
+    """Tidy the vault: distill new sessions, merge duplicates, settle contradictions,
+    recompute tiers, archive what is forgotten, promote the best memories into MEMORY.md.
+
+    One git commit per phase, each with its section of reports/introspect-<date>.md, so
+    `git log -p` reads like a dream diary. Nothing is ever deleted: merged and forgotten
+    cards move to archive/ (`alaya restore` brings one back). Human text in MEMORY.md is
+    never touched.
+
+    \b
+    Examples:
+      alaya introspect --dry-run
+      alaya introspect --phase consolidate --phase conflicts
+      alaya introspect --json
+    """
+    from vault_engine.introspect import PHASES
+    from vault_engine.introspect import introspect as run
+
+    vault = obj.vault()
+    chosen = phases or PHASES
+    total = len(chosen)
+    if not as_json:
+        echo(("🧘 Planning introspection (dry run)..." if dry_run
+              else "🧘 Starting introspection...") + "\n")
+    step = [0]
+
+    def show(r: Any) -> None:
+        step[0] += 1
+        if as_json:
+            return
+        echo(style(f"[{step[0]}/{total}] {r.name}", bold=True))
+        for k, v in r.numbers.items():
+            echo(f"   {k.replace('_', ' ')}: {v}")
+        for line in r.lines[:12] if dry_run else r.lines[:5]:
+            if line.strip():
+                echo(f"   {line}")
+        if r.commit:
+            echo(f"   commit {r.commit[:10]}")
+        echo("")
+
+    results = run(vault, phases=chosen, dry_run=dry_run, commit=not no_commit, on_phase=show)
+    if as_json:
+        emit_json({"dry_run": dry_run, "phases": [
+            {"name": r.name, "numbers": r.numbers, "report": r.lines, "changed": r.changed,
+             "commit": r.commit} for r in results]})
+    elif not dry_run:
+        echo(ok(f"Introspection complete — report: reports/introspect-*.md "
+                f"({sum(1 for r in results if r.commit)} commit(s))"))
+
+
+@click.command()
+@click.argument("ref")
+@no_commit_option
+@json_option
+@click.pass_obj
+@pass_json
+def restore(obj: Any, ref: str, no_commit: bool, as_json: bool) -> None:
+    """Bring an archived (merged, forgotten or deprecated) note back where it was.
+
+    \b
+    Example:
+      alaya restore card-7f3a2c1d
+    """
+    from vault_engine.introspect import restore as run
+
+    path, sha = run(obj.vault(), ref, commit=not no_commit)
+    if as_json:
+        emit_json({"restored": path, "commit": sha})
+    else:
+        echo(ok(f"restored to {path}" + (f" (commit {sha[:10]})" if sha else "")))

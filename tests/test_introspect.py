@@ -1,0 +1,196 @@
+"""`alaya introspect` on real vaults in git: merges, contradictions, promotion into MEMORY.md,
+forgetting and restore — one commit per phase, and --dry-run changes nothing."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+from pathlib import Path
+
+import git
+import pytest
+from click.testing import CliRunner
+
+from cli.main import cli
+from compilers.pipeline import CompileOptions, compile_vault
+from vault_engine import blocks
+from vault_engine.introspect import PHASES, six_factor
+from vault_engine.providers.embedding import HashEmbedder
+from vault_engine.telemetry import NoteStats
+from vault_engine.vault import Vault
+
+from .test_lint import RAW, SESSION, card, claim
+from .test_lint import planted as _planted  # noqa: F401  (fixture)
+
+
+@pytest.fixture()
+def planted(_planted: Path) -> Path:  # noqa: F811
+    root = _planted
+    # a link to the card that will lose the merge, from another card's text
+    p = root / "cards" / "broken.md"
+    p.write_text(p.read_text().replace(
+        "See [[No such note]]", "See [[Gateway restart needs telegram plugin|the gotcha]]"))
+    # restart-a holds more (a second claim): it survives, restart-b is merged into it
+    a = root / "cards" / "restart-a.md"
+    a.write_text(a.read_text().replace("relations:", claim(
+        "c2", "The plugin list is read once at gateway start") + "\nrelations:"))
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit",
+                    "-qm", "planted"], check=True)
+    return root
+
+
+def run(root: Path, *args: str) -> dict:
+    res = CliRunner().invoke(cli, ["--vault", str(root), "introspect", "--json", *args])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and ".git" not in p.parts and ".alaya" not in p.parts}
+
+
+def test_dry_run_changes_nothing(planted: Path) -> None:
+    before, head = snapshot(planted), git.Repo(planted).head.commit.hexsha
+    out = run(planted, "--dry-run")
+    assert [p["name"] for p in out["phases"]] == list(PHASES)
+    consolidate = next(p for p in out["phases"] if p["name"] == "consolidate")
+    assert consolidate["numbers"]["duplicate_pairs"] == 1
+    assert snapshot(planted) == before and git.Repo(planted).head.commit.hexsha == head
+
+
+def test_merges_duplicates_marks_contradiction_one_commit_per_phase(planted: Path) -> None:
+    repo = git.Repo(planted)
+    head = repo.head.commit.hexsha
+    out = run(planted)
+    commits = [c.message.splitlines()[0] for c in repo.iter_commits(f"{head}..HEAD")]
+    phase_commits = [m for m in commits if m.startswith("introspect: ")]
+    assert [m.split(" ")[1] for m in reversed(phase_commits)] == list(PHASES)
+    # the duplicates: one archived with merged_into, its claims and links moved to the other
+    archived = list((planted / "archive").glob("*.md"))
+    assert len(archived) == 1
+    loser = archived[0].read_text()
+    assert archived[0].name == "restart-b.md"
+    assert "merged_into: '[[card-ra]]'" in loser and "archived_reason: merged into" in loser
+    linking = (planted / "cards" / "broken.md").read_text()
+    assert "[[card-ra|the gotcha]]" in linking
+    assert "[[Gateway restart needs telegram plugin|" not in linking
+    text = (planted / "cards" / "restart-a.md").read_text()
+    assert "aliases: [Gateway restart needs telegram plugin]" in text  # the old title finds it
+    assert text.count("- id: c") == 2  # the same statement in other words was united
+    # the contradiction: both claims contested, linked, listed for a person
+    for name in ("cache-ttl", "cache-expiry"):
+        assert "status: contested" in (planted / "cards" / f"{name}.md").read_text()
+    assert "CONTRADICTS" in (planted / "cards" / "cache-expiry.md").read_text() or \
+        "CONTRADICTS" in (planted / "cards" / "cache-ttl.md").read_text()
+    contradictions = (planted / "reports" / "contradictions.md").read_text()
+    assert "300 vs 60" in contradictions or "60 vs 300" in contradictions
+    report = next((planted / "reports").glob("introspect-*.md")).read_text()
+    for phase in PHASES:
+        assert f"## {phase} · " in report
+    # the vault is still consistent: no broken links, no claim-conflict left
+    res = CliRunner().invoke(cli, ["--vault", str(planted), "lint", "--format", "json",
+                                   "--no-report"])
+    codes = {f["code"] for f in json.loads(res.output)["findings"]}
+    assert "claim-conflict" not in codes and "near-duplicate" not in codes
+    assert "contradiction-present" in codes
+    # restore brings the merged card back where it was
+    res = CliRunner().invoke(cli, ["--vault", str(planted), "restore", archived[0].stem])
+    assert res.exit_code == 0, res.output
+    assert not archived[0].exists()
+
+
+def test_conflict_resolved_by_recency_when_far_apart(tmp_path: Path) -> None:
+    from vault_engine.init_vault import init_vault
+
+    root = tmp_path / "v"
+    init_vault(root)
+    (root / "sessions" / "session-a.md").write_text(SESSION)
+    (root / "sessions" / "session-a.json").write_text(RAW)
+    old = claim("c1", "The staging database runs on port 5432").replace(
+        "status: supported", "status: supported\n  valid_from: 2025-01-01")
+    new = claim("c1", "The staging database runs on port 6432").replace(
+        "status: supported", "status: supported\n  valid_from: 2026-06-01")
+    card(root, "old", id="card-old", title="Staging DB port", claims=[old],
+         relations=["- {type: RELATES_TO, target: '[[Staging DB]]'}"])
+    card(root, "new", id="card-new", title="Staging DB", claims=[new])
+    out = run(root, "--phase", "conflicts")
+    assert out["phases"][0]["numbers"] == {"candidates": 1, "resolved": 1, "contested": 0}
+    old_text = (root / "cards" / "old.md").read_text()
+    assert "status: superseded" in old_text and "superseded_by: '[[card-new]] c1'" in old_text
+    assert "status: supported" in (root / "cards" / "new.md").read_text()
+
+
+def test_recalls_promote_into_memory_within_budget_human_text_untouched(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vault_engine.init_vault import init_vault
+
+    monkeypatch.setenv("ALAYA_EMBED_PROVIDER", "hash")
+    root = tmp_path / "v"
+    init_vault(root)
+    memory = root / "MEMORY.md"
+    memory.write_text(memory.read_text() + "\nI prefer tabs. Never deploy on Fridays.\n")
+    human_before = blocks.outside_blocks(memory.read_text())
+    topics = {"redis": "Redis streams need explicit ACK", "wal": "WAL archiving fills the disk",
+              "tabs": "The team indents with tabs", "deploy": "Deploys freeze on Fridays"}
+    for key, title in topics.items():
+        card(root, key, id=f"card-{key}", title=title, type="gotcha",
+             claims=[claim("c1", title + " in production")],
+             relations=["- {type: RELATES_TO, target: '[[card-deploy]]'}"])
+    compile_vault(Vault.open(root), CompileOptions(embedder=HashEmbedder()))
+    queries = ["redis streams ack", "redis explicit ack", "streams need ack redis",
+               "wal archiving disk", "redis ack production"]
+    for q in queries:
+        res = CliRunner().invoke(cli, ["--vault", str(root), "recall", q, "--json",
+                                       "--top-k", "1"])
+        assert res.exit_code == 0, res.output
+    out = run(root, "--phase", "promote")
+    numbers = out["phases"][0]["numbers"]
+    assert numbers["promoted"] >= 1
+    text = memory.read_text()
+    block = blocks.read_block(text, "memory", "MEMORY.md") or ""
+    assert "[[card-redis|Redis streams need explicit ACK]]" in block and "(score 0." in block
+    assert "card-tabs" not in block  # never recalled
+    assert blocks.outside_blocks(text) == human_before  # byte-identical human text
+    assert len(text) <= 10_000
+    # a budget too small for every entry: the lowest score goes, never the human text
+    cfg = root / "alaya.toml"
+    cfg.write_text(cfg.read_text().replace("budget_chars = 10000",
+                                           f"budget_chars = {len(text) - 5}"))
+    run(root, "--phase", "promote")
+    assert blocks.outside_blocks(memory.read_text()) == human_before
+    assert len(memory.read_text()) <= len(text) - 5
+
+
+def test_forget_archives_cold_unlinked_old_cards(tmp_path: Path) -> None:
+    from vault_engine.init_vault import init_vault
+
+    root = tmp_path / "v"
+    init_vault(root)
+    old = card(root, "old", id="card-old", title="Ancient trivia",
+               claims=[claim("c1", "The old build server was named zeus")])
+    old.write_text(old.read_text().replace("2026-11-01T10:00:00Z", "2025-01-01T10:00:00Z"))
+    pinned = card(root, "pinned", id="card-pin", title="Pinned trivia",
+                  claims=[claim("c1", "The first office was in Berlin")])
+    pinned.write_text(pinned.read_text().replace("2026-11-01T10:00:00Z", "2025-01-01T10:00:00Z")
+                      .replace("type: fact", "type: fact\npinned: true"))
+    out = run(root, "--phase", "forget")
+    assert out["phases"][0]["numbers"]["archived"] == 1
+    archived = (root / "archive" / "old.md").read_text()
+    assert "archived_reason: 'forgotten: cold" in archived or \
+        "archived_reason: \"forgotten: cold" in archived or "forgotten: cold" in archived
+    assert pinned.exists()
+
+
+def test_six_factor_matches_the_seed_formula() -> None:
+    now = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
+    s = NoteStats(access_count=10, last_accessed=now - dt.timedelta(days=14),
+                  first_accessed=now - dt.timedelta(days=21), scores=[0.8, 0.6],
+                  queries={"a", "b", "c", "d", "e"}, days={"1", "2", "3", "4", "5"})
+    sc = six_factor(s, concepts=3, now=now)
+    assert sc.factors["frequency"] == 1.0 and sc.factors["relevance"] == 0.7
+    assert sc.factors["diversity"] == 1.0 and sc.factors["recency"] == 0.5
+    assert sc.factors["consolidation"] == 1.0 and sc.factors["concepts"] == 0.5
+    assert sc.score == pytest.approx(0.24 + 0.30 * 0.7 + 0.15 + 0.15 * 0.5 + 0.10 + 0.03)
