@@ -65,6 +65,8 @@ def test_merges_duplicates_marks_contradiction_one_commit_per_phase(planted: Pat
     repo = git.Repo(planted)
     head = repo.head.commit.hexsha
     out = run(planted)
+    assert out["phases"][1]["numbers"]["duplicate_pairs"] == 1
+    assert all(p["commit"] for p in out["phases"])
     commits = [c.message.splitlines()[0] for c in repo.iter_commits(f"{head}..HEAD")]
     phase_commits = [m for m in commits if m.startswith("introspect: ")]
     assert [m.split(" ")[1] for m in reversed(phase_commits)] == list(PHASES)
