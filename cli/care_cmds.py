@@ -90,3 +90,40 @@ def restore(obj: Any, ref: str, no_commit: bool, as_json: bool) -> None:
         emit_json({"restored": path, "commit": sha})
     else:
         echo(ok(f"restored to {path}" + (f" (commit {sha[:10]})" if sha else "")))
+
+
+@click.command()
+@click.argument("verdict", type=click.Choice(["useful", "not-useful", "correct", "deprecate"]))
+@click.argument("ref")
+@click.option("--claim", default=None, help="correct: which claim (e.g. c2); needed when the "
+              "card has several.")
+@click.option("--text", default=None, help="correct: the corrected statement.")
+@click.option("--reason", default=None, help="Why (kept in the commit message or event).")
+@no_commit_option
+@json_option
+@click.pass_obj
+@pass_json
+def feedback(obj: Any, verdict: str, ref: str, claim: str | None, text: str | None,
+             reason: str | None, no_commit: bool, as_json: bool) -> None:
+    """Tell the memory how a recalled note worked out.
+
+    useful / not-useful keep a quality score in telemetry (useful ÷ all verdicts; below 0.2
+    after 5 verdicts, introspect archives the card). correct rewrites a claim through git and
+    marks the notes that depend on the card stale. deprecate archives it with a reason.
+
+    \b
+    Examples:
+      alaya feedback useful card-7f3a2c1d
+      alaya feedback correct card-7f3a2c1d --claim c1 --text "The TTL is 300 s since v2"
+      alaya feedback deprecate card-7f3a2c1d --reason "we moved off Redis"
+    """
+    from vault_engine.feedback import feedback as run
+
+    result = run(obj.vault(), verdict, ref, claim=claim, text=text, reason=reason,
+                 commit=not no_commit)
+    if as_json:
+        from dataclasses import asdict
+
+        emit_json(asdict(result))
+    else:
+        echo(ok(result.message) + (f" (commit {result.commit[:10]})" if result.commit else ""))

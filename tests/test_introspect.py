@@ -196,3 +196,70 @@ def test_six_factor_matches_the_seed_formula() -> None:
     assert sc.factors["diversity"] == 1.0 and sc.factors["recency"] == 0.5
     assert sc.factors["consolidation"] == 1.0 and sc.factors["concepts"] == 0.5
     assert sc.score == pytest.approx(0.24 + 0.30 * 0.7 + 0.15 + 0.15 * 0.5 + 0.10 + 0.03)
+
+
+def feedback(root: Path, *args: str) -> dict:
+    res = CliRunner().invoke(cli, ["--vault", str(root), "feedback", *args, "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)
+
+
+def test_feedback_quality_correct_and_deprecate(tmp_path: Path) -> None:
+    from vault_engine.init_vault import init_vault
+
+    root = tmp_path / "v"
+    init_vault(root)
+    card(root, "ttl", id="card-ttl", title="Cache TTL",
+         claims=[claim("c1", "The cache TTL is 60 seconds")])
+    card(root, "alert", id="card-alert", title="Cache alert",
+         claims=[claim("c1", "The alert fires when hits drop")],
+         relations=["- {type: DEPENDS_ON, target: '[[Cache TTL]]'}"])
+    card(root, "other", id="card-other", title="Unrelated", claims=[claim("c1", "Tabs")])
+    # quality: useful ÷ all verdicts, kept in telemetry, no markdown touched
+    head = git.Repo(root).head.commit.hexsha
+    feedback(root, "useful", "card-ttl")
+    out = feedback(root, "not-useful", "card-ttl")
+    assert out["quality"] == {"useful": 1, "not_useful": 1, "score": 0.5}
+    assert git.Repo(root).head.commit.hexsha == head
+    # correct: the claim rewritten in one commit, dependants marked stale, others untouched
+    other_before = (root / "cards" / "other.md").read_bytes()
+    out = feedback(root, "correct", "card-ttl", "--text", "The cache TTL is 300 seconds")
+    assert out["changed"] == ["cards/ttl.md", "cards/alert.md"]
+    ttl = (root / "cards" / "ttl.md").read_text()
+    assert "text: The cache TTL is 300 seconds" in ttl and "corrections: 1" in ttl
+    alert = (root / "cards" / "alert.md").read_text()
+    assert "stale: true" in alert and "card-ttl c1 was corrected" in alert
+    assert (root / "cards" / "other.md").read_bytes() == other_before
+    commit = git.Repo(root).head.commit
+    assert commit.message.startswith("feedback: correct Cache TTL c1")
+    assert "- The cache TTL is 60 seconds" in commit.message
+    assert set(commit.stats.files) == {"cards/ttl.md", "cards/alert.md"}
+    res = CliRunner().invoke(cli, ["--vault", str(root), "lint", "--format", "json",
+                                   "--no-report", "--select", "stale-page"])
+    assert [f["path"] for f in json.loads(res.output)["findings"]] == ["cards/alert.md"]
+    # bad input: no text, unknown claim
+    res = CliRunner().invoke(cli, ["--vault", str(root), "feedback", "correct", "card-ttl"])
+    assert res.exit_code == 2 and "--text" in res.output
+    res = CliRunner().invoke(cli, ["--vault", str(root), "feedback", "correct", "card-ttl",
+                                   "--claim", "c9", "--text", "x"])
+    assert res.exit_code == 1 and "c9" in res.output
+    # deprecate: archived with the reason; restore brings it back
+    out = feedback(root, "deprecate", "card-other", "--reason", "not ours")
+    archived = (root / "archive" / "other.md").read_text()
+    assert "archived_reason: 'deprecated: not ours'" in archived
+    assert not (root / "cards" / "other.md").exists()
+    assert CliRunner().invoke(cli, ["--vault", str(root), "restore", "card-other"]).exit_code == 0
+    assert (root / "cards" / "other.md").read_bytes() == other_before
+
+
+def test_forget_archives_a_card_people_keep_marking_not_useful(tmp_path: Path) -> None:
+    from vault_engine.init_vault import init_vault
+
+    root = tmp_path / "v"
+    init_vault(root)
+    card(root, "bad", id="card-bad", title="Bad advice", claims=[claim("c1", "Restart it")])
+    for _ in range(5):
+        feedback(root, "not-useful", "card-bad")
+    out = run(root, "--phase", "forget")
+    assert out["phases"][0]["numbers"]["archived"] == 1
+    assert "deprecated by feedback" in (root / "archive" / "bad.md").read_text()

@@ -14,7 +14,8 @@ Phases, in order (seed 000 §4.7, seed 002 dreaming, seed 003 §3.2–3.3):
 4. **cooldown** — temperatures and tiers recomputed from recall telemetry (seed 000 §3.3, the
    same function the compiler uses), HOT limit enforced; the tier table goes in the report.
 5. **forget** — cold, old, rarely recalled, unpinned cards that nothing links to are moved to
-   archive/ with the reason and date (never deleted; `alaya restore` brings one back).
+   archive/ with the reason and date (never deleted; `alaya restore` brings one back); so is
+   a card whose feedback quality is below 0.2 after 5 or more verdicts (seed 003).
 6. **promote** — the six-factor score (seed 002) over recall telemetry; cards past the gates
    are written into MEMORY.md's managed block as wikilinks with their score, within
    `[memory] budget_chars`, the lowest score evicted first. Text outside the block is never
@@ -571,12 +572,20 @@ def phase_forget(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
             res = index.resolver.resolve(lk.target) if lk.target else None
             if res is not None and res.note is not None and res.note.path != n.path:
                 depended.add(res.note.path)
+    from .feedback import quality_scores
+
+    quality = quality_scores(ctx.vault)
     limit = dt.timedelta(days=FORGET["days"])
     chosen: list[tuple[Card, str]] = []
     for n in index.notes:
         if not isinstance(n, Card) or n.pinned or n.meta.get("pinned"):
             continue
         key = n.id or f"path:{n.path}"
+        q = quality.get(key)
+        if q is not None and q.total >= 5 and (q.score or 0.0) < 0.2:
+            chosen.append((n, f"deprecated by feedback: quality {q.score:.2f} over "
+                              f"{q.total} verdicts"))
+            continue
         t = tiers.get(key)
         s = ctx.stats.get(key)
         if t is None or t.tier != "COLD" or t.temperature >= FORGET["temperature"]:
