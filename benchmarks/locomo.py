@@ -156,6 +156,33 @@ def cross_validate(args: argparse.Namespace) -> None:
             "chosen": chosen}, args.out)
 
 
+EVAL_TYPES = {1: ("MULTI_HOP", "hard"), 2: ("TEMPORAL_ORDER", "medium"),
+              3: ("OPEN_DOMAIN", "hard"), 4: ("CONCEPT_RECALL", "easy")}
+
+
+def export_eval(data: Path, out: Path) -> None:
+    """The dev questions in the seed 000 §7.4 dataset format, one file per conversation, for
+    `alaya eval` (expected_cards: the gold sessions; recall restricted to sessions)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for path in sorted(data.glob("conv-*.json")):
+        sample = json.loads(path.read_text())
+        pairs = []
+        for qa in sample["qa"]:
+            cat = qa.get("category")
+            if cat not in EVAL_TYPES:
+                continue
+            gold = sorted({f"{path.stem}-s{int(m.group(1))}" for e in qa.get("evidence", [])
+                           for m in DIA_RE.finditer(str(e))})
+            if gold:
+                kind, difficulty = EVAL_TYPES[cat]
+                pairs.append({"type": kind, "query": qa["question"], "expected_cards": gold,
+                              "difficulty": difficulty, "kinds": ["session"],
+                              "explanation": f"LoCoMo category {cat}"})
+        (out / f"{path.stem}.json").write_text(json.dumps({"qa_pairs": pairs}, indent=1) + "\n")
+        print(f"  {path.stem}: {len(pairs)} questions → {out / (path.stem + '.json')}",
+              file=sys.stderr)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "locomo-dev")
@@ -173,7 +200,12 @@ def main() -> None:
     ap.add_argument("--cross-validate", action="store_true",
                     help="Leave one conversation out: pick the fusion weights on the other "
                          "four, score the held-out one; compare with the defaults.")
+    ap.add_argument("--export-eval", type=Path, default=None, metavar="DIR",
+                    help="Write the questions as `alaya eval` datasets (seed 000 §7.4) and exit.")
     args = ap.parse_args()
+    if args.export_eval:
+        export_eval(args.data, args.export_eval)
+        return
     if args.cross_validate:
         cross_validate(args)
         return

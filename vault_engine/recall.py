@@ -672,8 +672,9 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         append_event(state_dir, {
             "ts": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "query": query.query_text or ",".join(query.from_nodes),
-            "hits": [{"id": n["id"], "score": n["score"]} for n in nodes],
-            "latency_ms": result["latency_ms"]})
+            "hits": [{"id": n["id"], "score": n["score"], "tier": n["tier"],
+                      "depth": n["depth"]} for n in nodes],
+            "latency_ms": result["latency_ms"], "expanded": bool(query.expand and depth > 0)})
     return result
 
 
