@@ -7,10 +7,12 @@ import json
 from pathlib import Path
 
 import git
+import pytest
 from click.testing import CliRunner
 
 from cli.main import cli, command_names
 from vault_engine.init_vault import template_files
+from vault_engine.vault import Vault
 
 from .conftest import git_log, git_show_files
 
@@ -185,3 +187,43 @@ def test_every_command_has_help() -> None:
         command = cli.get_command(None, name)
         result = CliRunner().invoke(cli, [name, "--help"])
         assert result.exit_code == 0 and command.help and "Example" in result.output, name
+
+
+def test_doctor_reports_stale_artifacts_lock_dead_server_and_budget(
+        vault_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+    import time
+
+    from compilers.pipeline import CompileOptions, compile_vault
+    from vault_engine.providers.embedding import HashEmbedder
+
+    def checks() -> dict[str, dict]:
+        res = CliRunner().invoke(cli, ["--vault", str(vault_path), "doctor", "--json"])
+        return {c["name"]: c for c in json.loads(res.output)["checks"]}
+
+    monkeypatch.setenv("ALAYA_EMBED_PROVIDER", "hash")
+    assert checks()["artifacts"]["fix"] == "alaya compile"  # never compiled
+    compile_vault(Vault.open(vault_path), CompileOptions(embedder=HashEmbedder()))
+    assert checks()["artifacts"]["ok"]
+    (vault_path / "cards" / "new.md").write_text("---\nid: card-n\ntitle: New\n---\nx\n")
+    c = checks()["artifacts"]
+    assert not c["ok"] and "1 added" in c["message"] and c["fix"].startswith("alaya compile")
+    (vault_path / ".alaya" / "serve.json").write_text('{"url": "http://127.0.0.1:1", '
+                                                      '"pid": 999999999, "token": null}')
+    assert "rm " in checks()["serve"]["fix"]
+    memory = vault_path / "MEMORY.md"
+    memory.write_text(memory.read_text() + "y" * 12_000)
+    assert "budget" in checks()["memory-budget"]["message"]
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from filelock import FileLock; "
+        f"l = FileLock({str(vault_path / '.alaya' / 'lock')!r}); l.acquire(); "
+        "print('held', flush=True); time.sleep(30)")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert "fuser" in checks()["lock"]["fix"]
+    finally:
+        holder.kill()
+        holder.wait(10)
+    time.sleep(0.1)
+    assert "lock" not in checks()

@@ -92,6 +92,9 @@ def diagnose(root: Path) -> list[Check]:
                             "`alaya doctor` again, or edit it by hand)",
                             items=tuple(f"{k}: " + ", ".join(n.path for n in v)
                                         for k, v in sorted(dups.items()))))
+    checks += _artifact_checks(vault)
+    checks += _runtime_checks(vault)
+    checks += _budget_checks(vault)
     leftovers = sorted(p.relative_to(root).as_posix() for p in root.rglob(f"*{TMP_MARKER}*")
                        if ".git" not in p.parts)
     if leftovers:
@@ -100,3 +103,99 @@ def diagnose(root: Path) -> list[Check]:
                             "delete them: the notes themselves were never half-written",
                             severity="warning", items=tuple(leftovers)))
     return checks
+
+
+def _artifact_checks(vault: Vault) -> list[Check]:
+    """Stale artifacts and missing embeddings, each with the command that fixes them."""
+    from . import artifacts as A
+    from .freshness import check_artifacts
+
+    build = A.current_build(vault.state_dir)
+    if build is None:
+        return [Check("artifacts", False, "the vault has not been compiled: recall and the "
+                      "digest have nothing to read", "alaya compile", severity="warning")]
+    out = []
+    leftovers = sorted(p.name for p in (vault.state_dir / A.BUILDS).glob("*.partial"))
+    if leftovers:
+        out.append(Check("partial-builds", False, f"{len(leftovers)} unfinished build(s) from "
+                         "an interrupted compile (the published one is intact)",
+                         f"rm -r {vault.state_dir / A.BUILDS}/*.partial", severity="warning",
+                         items=tuple(leftovers)))
+    try:
+        result = check_artifacts(vault)
+    except Exception as exc:  # noqa: BLE001 - a broken build is itself the finding
+        return out + [Check("artifacts", False, f"the artifacts cannot be read: {exc}",
+                            "alaya compile --full")]
+    if result.ok:
+        return out + [Check("artifacts", True, f"artifacts are fresh (build {build.build_id})")]
+    changed = result.added + result.changed + result.deleted
+    if changed:
+        out.append(Check("artifacts", False, f"artifacts are stale: {len(result.added)} added, "
+                         f"{len(result.changed)} changed, {len(result.deleted)} deleted note(s) "
+                         "since the last compile", "alaya compile  (or keep `alaya watch` "
+                         "running)", severity="warning", items=tuple(changed[:20])))
+    elif "embedder" in result.reason:
+        out.append(Check("embeddings", False, result.reason, "alaya compile --full",
+                         severity="warning"))
+    else:
+        out.append(Check("embeddings", False, "some notes have no vectors: the last compile "
+                         "could not embed everything (recall falls back to BM25 for them)",
+                         "alaya compile  (it resumes from the embedding cache)",
+                         severity="warning"))
+    return out
+
+
+def _runtime_checks(vault: Vault) -> list[Check]:
+    """A lock held by another process, a server announcement left by a dead server."""
+    import json
+    import os
+
+    from .errors import LockTimeoutError
+
+    out = []
+    try:
+        with vault.locked(timeout=0.2):
+            pass
+    except LockTimeoutError:
+        out.append(Check("lock", False, "another process holds the vault lock (.alaya/lock): "
+                         "writes will wait for it", "wait for it, or find it with "
+                         "`fuser .alaya/lock` and stop it (the OS frees the lock when its "
+                         "holder exits)", severity="warning"))
+    serve = vault.state_dir / "serve.json"
+    if serve.exists():
+        try:
+            pid = int(json.loads(serve.read_text(encoding="utf-8"))["pid"])
+            os.kill(pid, 0)
+        except (OSError, ValueError, KeyError, TypeError):
+            out.append(Check("serve", False, "`.alaya/serve.json` names a server that is no "
+                             "longer running (clients fall back to in-process recall)",
+                             f"rm {serve}", severity="warning"))
+    return out
+
+
+def _budget_checks(vault: Vault) -> list[Check]:
+    from . import blocks
+    from .providers.llm import Budget
+
+    out = []
+    memory = vault.root / "MEMORY.md"
+    budget = int(vault.config.get("memory", "budget_chars"))
+    if memory.exists():
+        text = memory.read_text(encoding="utf-8", errors="replace")
+        human = len(blocks.outside_blocks(text))
+        if human > budget:
+            out.append(Check("memory-budget", False, f"your own text in MEMORY.md is {human:,} "
+                             f"characters, over [memory] budget_chars ({budget:,}): nothing "
+                             "can be promoted", "shorten MEMORY.md outside the managed block, "
+                             "or raise budget_chars in alaya.toml", severity="warning"))
+        elif len(text) > budget:
+            out.append(Check("memory-budget", False, f"MEMORY.md is {len(text):,} characters, "
+                             f"over the budget of {budget:,}",
+                             "alaya introspect --phase promote", severity="warning"))
+    llm = Budget(vault.state_dir, int(vault.config.get("llm", "daily_call_budget")))
+    if vault.config.get("llm", "provider") != "rules" and not llm.available():
+        out.append(Check("llm-budget", False, f"today's LLM budget is spent ({llm.used()} of "
+                         f"{llm.limit} calls): distill uses the offline rules until tomorrow",
+                         "wait for tomorrow (UTC), or raise [llm] daily_call_budget",
+                         severity="warning"))
+    return out
