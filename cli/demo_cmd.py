@@ -97,4 +97,6 @@ def demo(obj: Any, target: Path | None) -> None:
     echo(ok(f"Done. Open {root} in Obsidian, or try:"))
     echo(f"  alaya --vault {root} show {gotcha.id}")
     echo(f"  alaya --vault {root} trace {gotcha.id}")
+    echo(f"  alaya --vault {root} lint")
+    echo(f"  alaya --vault {root} introspect --dry-run")
     echo(f"  git -C {root} log --oneline")

