@@ -32,6 +32,7 @@ from vault_engine import telemetry
 from vault_engine.errors import NoteParseError
 from vault_engine.freshness import CheckResult, check_artifacts  # noqa: F401  (re-export)
 from vault_engine.frontmatter import format_datetime
+from vault_engine.lexical import save_vocab_hashes
 from vault_engine.links import LinkResolver
 from vault_engine.notes import checksum, decode_note, parse_note
 from vault_engine.providers.embedding import Embedder, EmbeddingError, get_embedder
@@ -540,10 +541,11 @@ def build_lexical(path: Path, docs: Sequence[Sequence[int]], vocab: dict[str, in
     local = {g: n for n, g in enumerate(used)}
     inverse = {i: t for t, i in vocab.items()}
     retriever = bm25s.BM25()
-    retriever.index(Tokenized(ids=[[local[i] for i in doc] for doc in docs],
-                              vocab={inverse[g]: n for g, n in local.items()}),
+    shard_vocab = {inverse[g]: n for g, n in local.items()}
+    retriever.index(Tokenized(ids=[[local[i] for i in doc] for doc in docs], vocab=shard_vocab),
                     show_progress=False)
     retriever.save(str(path), show_progress=False)
+    save_vocab_hashes(str(path), shard_vocab)  # recall looks tokens up without the JSON
 
 
 SHARD_UNITS = 2500  # units per BM25 shard, roughly

@@ -10,7 +10,7 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from vault_engine.lexical import SavedBM25, _stopwords, tokenize
+from vault_engine.lexical import SavedBM25, _stopwords, save_vocab_hashes, tokenize
 
 DOCS = ["the gateway restarted after the telegram notice",
         "postgres replication lag caused stale checkout prices",
@@ -32,6 +32,14 @@ def test_saved_index_scores_equal_bm25s(tmp_path: Path) -> None:
         assert ids
         np.testing.assert_allclose(ours.get_scores(ids), loaded.get_scores(ids), rtol=1e-6)
     assert not ours.get_scores([]).any()
+    # the hashed vocabulary (what the compiler writes) finds the same ids as the JSON one
+    save_vocab_hashes(str(tmp_path / "idx"), loaded.vocab_dict)
+    hashed = SavedBM25(str(tmp_path / "idx"))
+    words = ["gateway", "telegram", "nonexistentword", "ack", "lock", "restart"]
+    tokens = [t for w in words for t in tokenize(w)]
+    assert hashed.ids_for(tokens) == ours.ids_for(tokens) == [
+        loaded.vocab_dict[t] for t in tokens if t in loaded.vocab_dict]
+    assert hashed._vocab is None  # answered without reading the vocabulary JSON
 
 
 def test_stopwords_are_bm25s_list_and_loading_them_skips_the_package() -> None:

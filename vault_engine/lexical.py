@@ -56,11 +56,22 @@ def _stopwords() -> frozenset[str]:
     return frozenset(words) | EXTRA_STOPWORDS
 
 
+def token_hash(token: str) -> int:
+    """A stable 64-bit hash of a token: how a saved index's vocabulary is looked up without
+    parsing its JSON (vocab_hash.npy)."""
+    import hashlib
+
+    return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest(),
+                          "little")
+
+
 class SavedBM25:
     """A BM25 index that bm25s built and saved (`BM25.save`), opened for scoring without
     importing bm25s: its score matrix memory-mapped (CSC: one column of precomputed BM25 term
-    weights per token), its vocabulary and parameters read from JSON. `get_scores` is the sum
-    over the query's token columns — what `bm25s.BM25.get_scores` computes (tested equal)."""
+    weights per token), its parameters read from JSON, its vocabulary looked up through
+    `vocab_hash.npy` / `vocab_local.npy` (sorted token hashes and their ids, written by the
+    compiler) so a query reads no vocabulary JSON — the JSON is the fallback. `get_scores` is
+    the sum over the query's token columns — what `bm25s.BM25.get_scores` computes (tested)."""
 
     def __init__(self, folder: str) -> None:
         import json
@@ -68,20 +79,47 @@ class SavedBM25:
 
         import numpy as np
 
-        def path(name: str) -> str:
-            return os.path.join(folder, name)
-
-        with open(path("params.index.json"), encoding="utf-8") as fh:
+        self.folder = folder
+        with open(os.path.join(folder, "params.index.json"), encoding="utf-8") as fh:
             params = json.load(fh)
-        with open(path("vocab.index.json"), encoding="utf-8") as fh:
-            self.vocab_dict: dict[str, int] = json.load(fh)
         self.num_docs = int(params["num_docs"])
         self.dtype = np.dtype(params.get("dtype", "float32"))
-        self.data = np.load(path("data.csc.index.npy"), mmap_mode="r")
-        self.indices = np.load(path("indices.csc.index.npy"), mmap_mode="r")
-        self.indptr = np.load(path("indptr.csc.index.npy"), mmap_mode="r")
-        nnoc = path("nonoccurrence_array.index.npy")
+        self.data = np.load(os.path.join(folder, "data.csc.index.npy"), mmap_mode="r")
+        self.indices = np.load(os.path.join(folder, "indices.csc.index.npy"), mmap_mode="r")
+        self.indptr = np.load(os.path.join(folder, "indptr.csc.index.npy"), mmap_mode="r")
+        nnoc = os.path.join(folder, "nonoccurrence_array.index.npy")
         self.nonoccurrence = np.load(nnoc) if os.path.exists(nnoc) else None
+        hashes = os.path.join(folder, "vocab_hash.npy")
+        self._hashes = np.load(hashes, mmap_mode="r") if os.path.exists(hashes) else None
+        self._local = np.load(os.path.join(folder, "vocab_local.npy"), mmap_mode="r") \
+            if self._hashes is not None else None
+        self._vocab: dict[str, int] | None = None
+
+    @property
+    def vocab_dict(self) -> dict[str, int]:
+        if self._vocab is None:
+            import json
+            import os
+
+            with open(os.path.join(self.folder, "vocab.index.json"), encoding="utf-8") as fh:
+                self._vocab = json.load(fh)
+        return self._vocab
+
+    def ids_for(self, tokens: list[str]) -> list[int]:
+        """The index's ids of the tokens it knows (unknown tokens are left out)."""
+        if self._hashes is None or self._local is None:
+            vocab = self.vocab_dict
+            return [vocab[t] for t in tokens if t in vocab]
+        import numpy as np
+
+        out = []
+        n = len(self._hashes)
+        for t in tokens:
+            h = np.uint64(token_hash(t))
+            i = int(np.searchsorted(self._hashes, h))
+            if i < n and self._hashes[i] == h:
+                out.append(int(self._local[i]))
+        return out
 
     def get_scores(self, token_ids: list[int]) -> Any:
         import numpy as np
@@ -95,6 +133,19 @@ class SavedBM25:
         if self.nonoccurrence is not None and token_ids:
             scores += self.nonoccurrence[np.asarray(token_ids)].sum()
         return scores
+
+
+def save_vocab_hashes(folder: str, vocab: dict[str, int]) -> None:
+    """Write vocab_hash.npy (sorted) and vocab_local.npy (the ids in the same order)."""
+    import os
+
+    import numpy as np
+
+    pairs = sorted((token_hash(t), i) for t, i in vocab.items())
+    np.save(os.path.join(folder, "vocab_hash.npy"), np.array([h for h, _ in pairs],
+                                                              dtype=np.uint64))
+    np.save(os.path.join(folder, "vocab_local.npy"), np.array([i for _, i in pairs],
+                                                               dtype=np.int32))
 
 
 @lru_cache(maxsize=1)

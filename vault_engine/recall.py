@@ -230,8 +230,7 @@ class RecallIndex:
         """How many units contain a token (summed over the shards' sparse columns)."""
         total = 0
         for retriever, _units in self.lexical():
-            token_id = retriever.vocab_dict.get(token)
-            if token_id is not None:
+            for token_id in retriever.ids_for([token]):
                 indptr = retriever.indptr
                 total += int(indptr[token_id + 1] - indptr[token_id])
         return total
@@ -345,8 +344,7 @@ def _lexical_scores(index: RecallIndex, text: str) -> Any:
     scores = np.zeros(index.n_units, dtype=np.float32)
     found = False
     for retriever, units in shards:
-        vocab = retriever.vocab_dict
-        ids = [vocab[t] for t in tokens if t in vocab]
+        ids = retriever.ids_for(tokens)
         if ids:
             scores[units] = retriever.get_scores(ids)
             found = True
@@ -374,8 +372,7 @@ def _node_lexical(index: RecallIndex, text: str) -> dict[int, float]:
     retriever = index.notes_lexical()
     if not retriever:
         return {}
-    vocab = retriever.vocab_dict
-    ids = [vocab[t] for t in tokenize(text) if t in vocab]
+    ids = retriever.ids_for(tokenize(text))
     if not ids:
         return {}
     scores = retriever.get_scores(ids)
