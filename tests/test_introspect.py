@@ -263,3 +263,31 @@ def test_forget_archives_a_card_people_keep_marking_not_useful(tmp_path: Path) -
     out = run(root, "--phase", "forget")
     assert out["phases"][0]["numbers"]["archived"] == 1
     assert "deprecated by feedback" in (root / "archive" / "bad.md").read_text()
+
+
+def test_llm_judges_conflict_candidates_and_bad_answers_fall_back(
+        planted: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from .openai_server import FakeOpenAI
+
+    with FakeOpenAI() as srv:
+        monkeypatch.setenv("ALAYA_LLM_BASE_URL", srv.url)
+        monkeypatch.setenv("ALAYA_LLM_MODEL", "judge")
+        srv.completions.append('{"contradiction": true, "keep": "b", "reason": "b is newer"}')
+        out = run(planted, "--phase", "conflicts")
+        assert out["phases"][0]["numbers"] == {"candidates": 1, "resolved": 1, "contested": 0}
+        prompt = srv.requests[-1]["body"]["messages"][1]["content"]
+        assert "300 seconds" in prompt and "60 seconds" in prompt
+    texts = [(planted / "cards" / f"{n}.md").read_text() for n in ("cache-ttl", "cache-expiry")]
+    assert sum("status: superseded" in t for t in texts) == 1
+    assert any("resolution: 'LLM: b is newer'" in t for t in texts)
+
+
+def test_llm_answer_that_is_not_json_leaves_the_rules_in_charge(
+        planted: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from .openai_server import FakeOpenAI
+
+    with FakeOpenAI() as srv:
+        monkeypatch.setenv("ALAYA_LLM_BASE_URL", srv.url)
+        srv.completions.append("Sure! They contradict, keep the first one.")
+        out = run(planted, "--phase", "conflicts")
+    assert out["phases"][0]["numbers"] == {"candidates": 1, "resolved": 0, "contested": 1}

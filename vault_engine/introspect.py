@@ -7,10 +7,12 @@ Phases, in order (seed 000 §4.7, seed 002 dreaming, seed 003 §3.2–3.3):
    evidence united, relations moved over, every link re-pointed, the other archived with
    `merged_into`); SIMILAR_TO added between cards in the middle band; custom relation types
    clustered into merge / alias / promote / refine suggestions (report only).
-3. **conflicts** — offline claim-conflict candidates (vault_engine.conflicts) resolved where
-   seed 003's rules allow (source trust differs by more than 0.5 → the trusted side; else more
-   than 90 days apart → the newer), otherwise both marked `contested` with a CONTRADICTS link
-   and listed in reports/contradictions.md.
+3. **conflicts** — offline claim-conflict candidates (vault_engine.conflicts); with an LLM
+   configured each is judged by it first (a real contradiction? which side to keep?), any
+   other answer falls back to the rules: resolved where seed 003's rules allow (source trust
+   differs by more than 0.5 → the trusted side; else more than 90 days apart → the newer),
+   otherwise both marked `contested` with a CONTRADICTS link and listed in
+   reports/contradictions.md.
 4. **cooldown** — temperatures and tiers recomputed from recall telemetry (seed 000 §3.3, the
    same function the compiler uses), HOT limit enforced; the tier table goes in the report.
 5. **forget** — cold, old, rarely recalled, unpinned cards that nothing links to are moved to
@@ -425,13 +427,66 @@ def _claim_time(ref: Any) -> dt.datetime | None:
     return c.valid_from or getattr(n, "updated", None) or getattr(n, "created", None)
 
 
+JUDGE_PROMPT = """Two claims from a knowledge base look like they contradict each other.
+Decide whether they really do (the same subject, incompatible statements), and if so which
+one to keep when the text alone makes it clear (otherwise keep neither).
+Answer with JSON only: {"contradiction": true|false, "keep": "a"|"b"|null, "reason": "..."}"""
+
+
+def _judge(ctx: Context, k: ClaimConflict) -> dict[str, Any] | None:
+    """Ask the configured LLM about one candidate. None: no LLM, budget spent, or an answer
+    that is not the JSON asked for (then the offline rules decide)."""
+    import json
+
+    from .errors import AlayaError
+    from .providers.llm import Budget, ChatClient, llm_settings
+
+    settings = llm_settings(ctx.vault.config)
+    if settings.provider not in ("openai", "llm") or not settings.base_url:
+        return None
+    budget = Budget(ctx.vault.state_dir, settings.daily_call_budget)
+    if not budget.available():
+        return None
+    user = (f"Claim a ({k.a.note.title}, {k.a.claim.id}): {k.a.claim.text}\n"
+            f"Claim b ({k.b.note.title}, {k.b.claim.id}): {k.b.claim.text}\n"
+            f"They differ in: {k.detail}")
+    try:
+        budget.spend()
+        raw = ChatClient(settings).complete([{"role": "system", "content": JUDGE_PROMPT},
+                                             {"role": "user", "content": user}])
+        answer = json.loads(raw)
+    except (AlayaError, ValueError):
+        return None
+    if not isinstance(answer, dict) or not isinstance(answer.get("contradiction"), bool) \
+            or answer.get("keep") not in ("a", "b", None):
+        return None
+    return answer
+
+
 def phase_conflicts(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     r = PhaseResult("conflicts")
     index = ctx.index()
     live = [n for n in index.notes if n.kind not in ("template", "archive")]
     found = claim_conflicts(live)
+    total = len(found)
     resolved: list[tuple[ClaimConflict, Any, Any, str]] = []  # (conflict, winner, loser, why)
     open_: list[ClaimConflict] = []
+    dismissed = 0
+    for k in list(found):
+        verdict = None if ctx.dry_run else _judge(ctx, k)
+        if verdict is None:
+            continue
+        found.remove(k)
+        if not verdict["contradiction"]:
+            dismissed += 1
+            r.lines.append(f"- not a contradiction (LLM): [[{k.a.note.id or k.a.note.stem}]] "
+                           f"{k.a.claim.id} / [[{k.b.note.id or k.b.note.stem}]] {k.b.claim.id}"
+                           f" — {str(verdict.get('reason', ''))[:120]}")
+        elif verdict["keep"] in ("a", "b"):
+            win, lose = (k.a, k.b) if verdict["keep"] == "a" else (k.b, k.a)
+            resolved.append((k, win, lose, "LLM: " + str(verdict.get("reason", ""))[:120]))
+        else:
+            open_.append(k)
     for k in found:
         ta, tb = source_trust(k.a.note, index), source_trust(k.b.note, index)
         wa, wb = _claim_time(k.a), _claim_time(k.b)
@@ -443,7 +498,9 @@ def phase_conflicts(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
             resolved.append((k, win, lose, f"newer by {abs((wa - wb).days)} days"))
         else:
             open_.append(k)
-    r.numbers.update(candidates=len(found), resolved=len(resolved), contested=len(open_))
+    r.numbers.update(candidates=total, resolved=len(resolved), contested=len(open_))
+    if dismissed:
+        r.numbers["dismissed"] = dismissed
     for k, win, lose, why in resolved:
         r.lines.append(f"- kept [[{win.note.id or win.note.stem}]] {win.claim.id} over "
                        f"[[{lose.note.id or lose.note.stem}]] {lose.claim.id} ({k.detail}; {why})")
