@@ -32,7 +32,7 @@ from vault_engine import telemetry
 from vault_engine.errors import NoteParseError
 from vault_engine.freshness import CheckResult, check_artifacts  # noqa: F401  (re-export)
 from vault_engine.frontmatter import format_datetime
-from vault_engine.lexical import save_vocab_hashes
+from vault_engine.lexical import pack_shards, save_vocab_hashes
 from vault_engine.links import LinkResolver
 from vault_engine.notes import checksum, decode_note, parse_note
 from vault_engine.providers.embedding import Embedder, EmbeddingError, get_embedder
@@ -440,6 +440,7 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     if len(cstate.vocab) > 1000 and stats.deleted + stats.parsed > 0:
         cstate.compact_vocab(r.path for r in records)
     shard_sigs = write_lexical_shards(tmp / A.LEXICAL, records, cstate, prev_build, prev)
+    pack_shards(str(tmp / A.LEXICAL))
     if units_reusable(prev_build, prev, "notes_lexical_sig", notes_sig, A.LEXICAL_NOTES):
         shutil.copytree(prev_build.path(A.LEXICAL_NOTES),  # type: ignore[union-attr]
                         tmp / A.LEXICAL_NOTES)

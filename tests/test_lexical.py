@@ -51,3 +51,27 @@ def test_stopwords_are_bm25s_list_and_loading_them_skips_the_package() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parent.parent).stdout
     assert out.strip() == "['gateway'] False"
+
+
+def test_packed_shards_answer_like_the_shards(tmp_path: Path) -> None:
+    from compilers.pipeline import build_lexical
+    from vault_engine.lexical import open_pack, pack_shards
+
+    vocab: dict[str, int] = {}
+    docs = [[vocab.setdefault(t, len(vocab)) for t in tokenize(d)] for d in DOCS]
+    folder = tmp_path / "lexical"
+    for k, part in enumerate((docs[:2], docs[2:])):
+        build_lexical(folder / f"shard-{k:02d}", part, vocab)
+        np.save(folder / f"shard-{k:02d}" / "units.npy",
+                np.arange(len(part), dtype=np.int64) + (0 if k == 0 else 2))
+    pack_shards(str(folder))
+    packed = open_pack(str(folder))
+    assert packed is not None and len(packed) == 2
+    for (view, units), k in zip(packed, (0, 1), strict=True):
+        shard = SavedBM25(str(folder / f"shard-{k:02d}"))
+        assert list(units) == list(np.load(folder / f"shard-{k:02d}" / "units.npy"))
+        for query in ("gateway telegram", "lock migration", "redis ack"):
+            toks = tokenize(query)
+            assert view.ids_for(toks) == shard.ids_for(toks)
+            np.testing.assert_allclose(view.get_scores(view.ids_for(toks)),
+                                       shard.get_scores(shard.ids_for(toks)))

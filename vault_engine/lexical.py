@@ -95,6 +95,21 @@ class SavedBM25:
             if self._hashes is not None else None
         self._vocab: dict[str, int] | None = None
 
+    @classmethod
+    def from_arrays(cls, folder: str, num_docs: int, dtype: str,
+                    arrays: dict[str, Any]) -> SavedBM25:
+        import numpy as np
+
+        self = cls.__new__(cls)
+        self.folder = folder
+        self.num_docs = num_docs
+        self.dtype = np.dtype(dtype)
+        self.data, self.indices, self.indptr = arrays["data"], arrays["indices"], arrays["indptr"]
+        self.nonoccurrence = None
+        self._hashes, self._local = arrays["vocab_hash"], arrays["vocab_local"]
+        self._vocab = None
+        return self
+
     @property
     def vocab_dict(self) -> dict[str, int]:
         if self._vocab is None:
@@ -133,6 +148,79 @@ class SavedBM25:
         if self.nonoccurrence is not None and token_ids:
             scores += self.nonoccurrence[np.asarray(token_ids)].sum()
         return scores
+
+
+PACK = "pack.json"
+PACK_ARRAYS = ("data", "indices", "indptr", "vocab_hash", "vocab_local", "units")
+_SHARD_FILES = {"data": "data.csc.index.npy", "indices": "indices.csc.index.npy",
+                "indptr": "indptr.csc.index.npy", "vocab_hash": "vocab_hash.npy",
+                "vocab_local": "vocab_local.npy", "units": "units.npy"}
+
+
+def pack_shards(folder: str) -> None:
+    """Concatenate every shard's arrays into six files plus `pack.json` (each shard's
+    ranges), so a one-shot recall opens 7 files instead of 6 per shard (379 at 100k cards,
+    ~50 ms of header parsing). The shard folders stay: they are what an incremental compile
+    reuses, and the fallback when there is no pack."""
+    import json
+    import os
+
+    import numpy as np
+
+    if not os.path.isdir(folder):
+        return
+    names = sorted(d for d in os.listdir(folder) if d.startswith("shard-"))
+    parts: dict[str, list[Any]] = {k: [] for k in PACK_ARRAYS}
+    pos = dict.fromkeys(PACK_ARRAYS, 0)
+    shards = []
+    for name in names:
+        path = os.path.join(folder, name)
+        if not os.path.exists(os.path.join(path, "vocab_hash.npy")):
+            return  # an index without hashed vocabulary: keep the per-shard layout
+        with open(os.path.join(path, "params.index.json"), encoding="utf-8") as fh:
+            params = json.load(fh)
+        entry: dict[str, Any] = {"name": name, "num_docs": int(params["num_docs"]),
+                                 "dtype": params.get("dtype", "float32")}
+        for key in PACK_ARRAYS:
+            arr = np.load(os.path.join(path, _SHARD_FILES[key]))
+            parts[key].append(arr)
+            entry[key] = [pos[key], pos[key] + len(arr)]
+            pos[key] += len(arr)
+        if os.path.exists(os.path.join(path, "nonoccurrence_array.index.npy")):
+            return  # bm25l/bm25+ indexes: not packed (alaya builds lucene BM25)
+        shards.append(entry)
+    if not shards:
+        return
+    dtypes = {"data": np.float32, "indices": np.int32, "indptr": np.int64,
+              "vocab_hash": np.uint64, "vocab_local": np.int32, "units": np.int64}
+    for key in PACK_ARRAYS:
+        np.save(os.path.join(folder, f"pack-{key}.npy"),
+                np.concatenate(parts[key]).astype(dtypes[key], copy=False))
+    with open(os.path.join(folder, PACK), "w", encoding="utf-8") as fh:
+        json.dump({"shards": shards}, fh)
+
+
+def open_pack(folder: str) -> list[tuple[SavedBM25, Any]] | None:
+    """The shards of a packed lexical folder as (SavedBM25, global unit ids) views."""
+    import json
+    import os
+
+    import numpy as np
+
+    meta_path = os.path.join(folder, PACK)
+    if not os.path.exists(meta_path):
+        return None
+    with open(meta_path, encoding="utf-8") as fh:
+        meta = json.load(fh)
+    arrays = {k: np.load(os.path.join(folder, f"pack-{k}.npy"), mmap_mode="r")
+              for k in PACK_ARRAYS}
+    out = []
+    for e in meta["shards"]:
+        view = {k: arrays[k][e[k][0]:e[k][1]] for k in PACK_ARRAYS}
+        shard = SavedBM25.from_arrays(os.path.join(folder, e["name"]), e["num_docs"],
+                                      e["dtype"], view)
+        out.append((shard, view["units"]))
+    return out
 
 
 def save_vocab_hashes(folder: str, vocab: dict[str, int]) -> None:

@@ -252,10 +252,14 @@ class RecallIndex:
         if self._lexical is None:
             import numpy as np
 
-            from .lexical import SavedBM25
+            from .lexical import SavedBM25, open_pack
 
-            shards = []
             root = self.build.path(A.LEXICAL)
+            packed = open_pack(str(root)) if root.exists() else None
+            if packed is not None:
+                self._lexical = packed
+                return packed
+            shards = []
             for folder in sorted(root.glob("shard-*")) if root.exists() else []:
                 shards.append((SavedBM25(str(folder)),
                                np.load(folder / "units.npy")))
