@@ -75,3 +75,23 @@ def test_packed_shards_answer_like_the_shards(tmp_path: Path) -> None:
             assert view.ids_for(toks) == shard.ids_for(toks)
             np.testing.assert_allclose(view.get_scores(view.ids_for(toks)),
                                        shard.get_scores(shard.ids_for(toks)))
+
+
+def test_pack_doc_freq_sums_the_shards(tmp_path: Path) -> None:
+    from compilers.pipeline import build_lexical
+    from vault_engine.lexical import open_doc_freq, pack_shards, token_hash
+
+    vocab: dict[str, int] = {}
+    docs = [[vocab.setdefault(t, len(vocab)) for t in tokenize(d)] for d in DOCS]
+    folder = tmp_path / "lexical"
+    for k, part in enumerate((docs[:2], docs[2:])):
+        build_lexical(folder / f"shard-{k:02d}", part, vocab)
+        np.save(folder / f"shard-{k:02d}" / "units.npy", np.arange(len(part), dtype=np.int64))
+    pack_shards(str(folder))
+    df = open_doc_freq(str(folder))
+    assert df is not None
+    hashes, counts = df
+    for token in ("gateway", "telegram", "lock", "redi"):
+        expected = sum(token in tokenize(d) for d in DOCS)
+        i = int(np.searchsorted(hashes, np.uint64(token_hash(token))))
+        assert int(counts[i]) == expected, token

@@ -56,6 +56,7 @@ def _stopwords() -> frozenset[str]:
     return frozenset(words) | EXTRA_STOPWORDS
 
 
+@lru_cache(maxsize=65536)
 def token_hash(token: str) -> int:
     """A stable 64-bit hash of a token: how a saved index's vocabulary is looked up without
     parsing its JSON (vocab_hash.npy)."""
@@ -124,27 +125,31 @@ class SavedBM25:
         """The index's ids of the tokens it knows (unknown tokens are left out)."""
         if self._hashes is None or self._local is None:
             vocab = self.vocab_dict
-            return [vocab[t] for t in tokens if t in vocab]
+            return [vocab[t] for t in tokens if t in vocab and vocab[t] < len(self.indptr) - 1]
         import numpy as np
 
-        out = []
-        n = len(self._hashes)
-        for t in tokens:
-            h = np.uint64(token_hash(t))
-            i = int(np.searchsorted(self._hashes, h))
-            if i < n and self._hashes[i] == h:
-                out.append(int(self._local[i]))
-        return out
+        if not tokens or not len(self._hashes):
+            return []
+        q = np.array([token_hash(t) for t in tokens], dtype=np.uint64)
+        pos = np.searchsorted(self._hashes, q)
+        pos[pos >= len(self._hashes)] = 0
+        found = np.asarray(self._hashes[pos]) == q
+        columns = len(self.indptr) - 1
+        return [int(x) for x in np.asarray(self._local[pos[found]]) if x < columns]
 
     def get_scores(self, token_ids: list[int]) -> Any:
         import numpy as np
 
-        scores = np.zeros(self.num_docs, dtype=self.dtype)
-        for t in token_ids:
-            start, end = int(self.indptr[t]), int(self.indptr[t + 1])
-            if end > start:
-                np.add.at(scores, np.asarray(self.indices[start:end]),
-                          np.asarray(self.data[start:end]))
+        # the query's columns gathered, then one weighted bincount (np.add.at, which bm25s
+        # uses, is several times slower)
+        spans = [(int(self.indptr[t]), int(self.indptr[t + 1])) for t in token_ids]
+        spans = [(a, b) for a, b in spans if b > a]
+        if spans:
+            idx = np.concatenate([self.indices[a:b] for a, b in spans])
+            val = np.concatenate([self.data[a:b] for a, b in spans])
+            scores = np.bincount(idx, weights=val, minlength=self.num_docs).astype(self.dtype)
+        else:
+            scores = np.zeros(self.num_docs, dtype=self.dtype)
         if self.nonoccurrence is not None and token_ids:
             scores += self.nonoccurrence[np.asarray(token_ids)].sum()
         return scores
@@ -196,12 +201,26 @@ def pack_shards(folder: str) -> None:
     for key in PACK_ARRAYS:
         np.save(os.path.join(folder, f"pack-{key}.npy"),
                 np.concatenate(parts[key]).astype(dtypes[key], copy=False))
+    # document frequency of every token over all shards, for the dense query's common-word
+    # filter: one lookup instead of one per shard
+    hashes, dfs = [], []
+    for vh, vl, ip in zip(parts["vocab_hash"], parts["vocab_local"], parts["indptr"],
+                          strict=True):
+        counts = np.diff(ip)
+        known = vl < len(counts)  # bm25s may list a token (the empty one) with no column
+        hashes.append(vh[known])
+        dfs.append(counts[vl[known]])
+    uniq, inverse = np.unique(np.concatenate(hashes), return_inverse=True)
+    np.save(os.path.join(folder, "pack-df-hash.npy"), uniq.astype(np.uint64))
+    np.save(os.path.join(folder, "pack-df.npy"),
+            np.bincount(inverse, weights=np.concatenate(dfs)).astype(np.int64))
     with open(os.path.join(folder, PACK), "w", encoding="utf-8") as fh:
         json.dump({"shards": shards}, fh)
 
 
-def open_pack(folder: str) -> list[tuple[SavedBM25, Any]] | None:
-    """The shards of a packed lexical folder as (SavedBM25, global unit ids) views."""
+def open_pack(folder: str, *, resident: bool = False) -> list[tuple[SavedBM25, Any]] | None:
+    """The shards of a packed lexical folder as (SavedBM25, global unit ids) views; memory-
+    mapped, or read into RAM for a resident process (`alaya serve`)."""
     import json
     import os
 
@@ -212,7 +231,8 @@ def open_pack(folder: str) -> list[tuple[SavedBM25, Any]] | None:
         return None
     with open(meta_path, encoding="utf-8") as fh:
         meta = json.load(fh)
-    arrays = {k: np.load(os.path.join(folder, f"pack-{k}.npy"), mmap_mode="r")
+    mode: Any = None if resident else "r"
+    arrays = {k: np.load(os.path.join(folder, f"pack-{k}.npy"), mmap_mode=mode)
               for k in PACK_ARRAYS}
     out = []
     for e in meta["shards"]:
@@ -221,6 +241,19 @@ def open_pack(folder: str) -> list[tuple[SavedBM25, Any]] | None:
                                       e["dtype"], view)
         out.append((shard, view["units"]))
     return out
+
+
+def open_doc_freq(folder: str) -> tuple[Any, Any] | None:
+    """(sorted token hashes, document frequencies) over all shards, when packed."""
+    import os
+
+    import numpy as np
+
+    path = os.path.join(folder, "pack-df-hash.npy")
+    if not os.path.exists(path):
+        return None
+    return np.load(path, mmap_mode="r"), np.load(os.path.join(folder, "pack-df.npy"),
+                                                 mmap_mode="r")
 
 
 def save_vocab_hashes(folder: str, vocab: dict[str, int]) -> None:

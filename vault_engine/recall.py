@@ -228,6 +228,19 @@ class RecallIndex:
 
     def doc_freq(self, token: str) -> int:
         """How many units contain a token (summed over the shards' sparse columns)."""
+        if not hasattr(self, "_df"):
+            from .lexical import open_doc_freq
+
+            self._df = open_doc_freq(str(self.build.path(A.LEXICAL)))
+        if self._df is not None:
+            import numpy as np
+
+            from .lexical import token_hash
+
+            hashes, dfs = self._df
+            h = np.uint64(token_hash(token))
+            i = int(np.searchsorted(hashes, h))
+            return int(dfs[i]) if i < len(hashes) and hashes[i] == h else 0
         total = 0
         for retriever, _units in self.lexical():
             for token_id in retriever.ids_for([token]):
@@ -247,6 +260,14 @@ class RecallIndex:
             self.notes_lexical_nodes = np.load(path / "nodes.npy") if present else None
         return self._notes_lexical
 
+    def notes_lexical_rows(self) -> dict[int, int] | None:
+        """Graph node → its row in the whole-note BM25 index (built once per index)."""
+        if not hasattr(self, "_note_rows"):
+            nodes = self.notes_lexical_nodes if self.notes_lexical() else None
+            self._note_rows = None if nodes is None else {
+                int(n): i for i, n in enumerate(nodes.tolist())}
+        return self._note_rows
+
     def lexical(self) -> list[tuple[Any, Any]]:
         """The BM25 shards: (SavedBM25 of a bm25s index, global unit id of each of its documents)."""
         if self._lexical is None:
@@ -255,7 +276,7 @@ class RecallIndex:
             from .lexical import SavedBM25, open_pack
 
             root = self.build.path(A.LEXICAL)
-            packed = open_pack(str(root)) if root.exists() else None
+            packed = open_pack(str(root), resident=self.resident) if root.exists() else None
             if packed is not None:
                 self._lexical = packed
                 return packed
@@ -366,10 +387,9 @@ def _rank_lexical(scores: Any, k: int) -> list[tuple[int, float]]:
                   key=lambda x: -x[1])
 
 
-def _node_lexical(index: RecallIndex, text: str) -> dict[int, float]:
+def _node_lexical(index: RecallIndex, text: str) -> Any:
     """BM25 over whole notes (a session as one document), scaled 0–1: a session whose turns
     together cover the query's words, even if no single turn does."""
-    import numpy as np
 
     from .lexical import tokenize
 
@@ -383,10 +403,22 @@ def _node_lexical(index: RecallIndex, text: str) -> dict[int, float]:
     top = float(scores.max()) if len(scores) else 0.0
     if top <= 0:
         return {}
-    nodes = index.notes_lexical_nodes
-    if nodes is None:
+    rows = index.notes_lexical_rows()
+    if rows is None:
         return {}
-    return {int(nodes[i]): float(scores[i]) / top for i in np.nonzero(scores > 0)[0]}
+    return _Scaled(scores, rows, top)
+
+
+class _Scaled:
+    """A note's whole-note BM25 scaled 0–1, looked up only for the notes that are candidates
+    (building a dict over every matching note costs more than the rest of the scoring)."""
+
+    def __init__(self, scores: Any, rows: dict[int, int], top: float) -> None:
+        self.scores, self.rows, self.top = scores, rows, top
+
+    def get(self, node: int, default: float = 0.0) -> float:
+        row = self.rows.get(node)
+        return default if row is None else float(self.scores[row]) / self.top
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
@@ -585,7 +617,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     import numpy as np
 
     hits: dict[int, Hit] = {}
-    node_lex: dict[int, float] = {}
+    node_lex: Any = {}
     lex_top = float(lexical_scores.max()) if lexical_scores is not None else 0.0
     if settings.node_bm25_weight and lex_top > 0:
         node_lex = _node_lexical(index, text)  # notes of several units (sessions)
