@@ -35,7 +35,7 @@ COMMANDS = {
     "schema": "nav_cmds:schema", "status": "nav_cmds:status", "export": "nav_cmds:export",
     "serve": "nav_cmds:serve", "lint": "lint_cmd:lint",
     "introspect": "care_cmds:introspect", "restore": "care_cmds:restore",
-    "feedback": "care_cmds:feedback", "eval": "eval_cmd:eval_cmd",
+    "feedback": "care_cmds:feedback", "eval": "eval_cmd:eval_cmd", "mcp": "agents_cmds:mcp",
 }
 
 

@@ -7,6 +7,7 @@ fatal. Secrets never live here: API keys come only from environment variables.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -158,13 +159,26 @@ def parse_config(text: str, path: Path | None = None) -> Config:
     return Config(values=values, unknown=tuple(unknown), path=path, extra=extra)
 
 
+AGENT_ENV = "ALAYA_AGENT"
+
+
 def load_config(root: Path) -> Config:
+    """alaya.toml with its defaults. `ALAYA_AGENT=name` makes `name` the default namespace:
+    the agent's new cards go there, and its recalls search it and `shared` only."""
     path = root / CONFIG_FILE
     if not path.exists():
-        return Config(values={s: dict(d) for s, d in DEFAULTS.items()}, path=None)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {CONFIG_FILE}: {exc}", path=CONFIG_FILE,
-                          fix="make the file readable UTF-8 text") from None
-    return parse_config(text, path)
+        config = Config(values={s: dict(d) for s, d in DEFAULTS.items()}, path=None)
+    else:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read {CONFIG_FILE}: {exc}", path=CONFIG_FILE,
+                              fix="make the file readable UTF-8 text") from None
+        config = parse_config(text, path)
+    agent = os.environ.get(AGENT_ENV, "").strip()
+    if agent:
+        values = {s: dict(d) for s, d in config.values.items()}
+        values["vault"]["default_namespace"] = agent
+        config = Config(values=values, unknown=config.unknown, path=config.path,
+                        extra=config.extra)
+    return config
