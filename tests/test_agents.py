@@ -100,3 +100,33 @@ def test_private_cards_stay_private_through_cli_and_mcp(
         ("get", {"ref": created["id"]})], agent="agent-b")
     assert created["id"] not in {n["id"] for n in payload(results[0])["nodes"]}
     assert results[1].is_error
+
+
+def test_context_fits_the_budget_and_keeps_links(graph_vault: Path) -> None:  # noqa: F811
+    from vault_engine import blocks
+
+    persona = graph_vault / "persona.md"
+    persona.write_text(blocks.replace_block(
+        persona.read_text(), "persona",
+        "### Preferences\n- [2026-11-30] [[Short answers]] (preference) — Ann wants short "
+        "answers, conclusion first.\n", path="persona.md"))
+    memory = graph_vault / "MEMORY.md"
+    memory.write_text(blocks.replace_block(
+        memory.read_text(), "memory",
+        "- [[card-outage|Outage]] — The checkout outage on Friday. (score 0.91)\n",
+        path="MEMORY.md") + "- Ann is on call in odd weeks.\n")
+    out = CliRunner().invoke(cli, ["--vault", str(graph_vault), "context", "--query",
+                                   "why was checkout down", "--budget", "1200", "--json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    assert doc["chars"] <= 1200 and len(doc["text"]) == doc["chars"]
+    text = doc["text"]
+    assert "- [preference] Ann wants short answers, conclusion first. ([[Short answers]])" in text
+    assert "Ann is on call in odd weeks." in text  # the person's own MEMORY.md notes
+    assert "[[card-outage|Outage]]" in text  # promoted entry, link kept as a reference
+    assert "## Recalled for: why was checkout down" in text and "[[card-config]]" in text
+    small = json.loads(CliRunner().invoke(cli, ["--vault", str(graph_vault), "context",
+                                                "--query", "checkout", "--budget", "300",
+                                                "--json"]).output)
+    assert small["chars"] <= 300 and small["omitted"]  # what did not fit is counted
+    assert "<!--" not in text and "---" not in text

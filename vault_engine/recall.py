@@ -865,8 +865,11 @@ def prompt_block(result: Mapping[str, Any], *, max_chars: int = 4000) -> str:
         label = f"[{kind}]" if n["kind"] != "session" else "[episodic]"
         text = _CHUNK_RE.sub(" ", n.get("snippet") or n["title"]).strip()
         ref = f"[[{n['id']}#^{n['anchors'][0]}]]" if n.get("anchors") else f"[[{n['id']}]]"
-        line = f"- {label} {n['title'] if n['kind'] != 'session' else ''}".rstrip()
-        line += f" — {text} ({ref})" if text and text != n["title"] else f" ({ref})"
+        if n["kind"] == "session":
+            line = f"- {label} {text} ({ref})"
+        else:
+            line = f"- {label} {n['title']}"
+            line += f" — {text} ({ref})" if text and text != n["title"] else f" ({ref})"
         lines.append(line)
     out, used = [], 0
     for line in lines:
