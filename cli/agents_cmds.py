@@ -66,3 +66,79 @@ def context(obj: Any, budget: int, query: str | None, top_k: int, as_json: bool)
         emit_json(ctx.as_dict())
     else:
         echo(ctx.text)
+
+
+@click.command()
+@click.argument("source", required=False, default="-")
+@click.option("--session", "session", default=None,
+              help="The session id (default: the file's name; required for stdin).")
+@click.option("--follow", is_flag=True, help="Keep reading a growing file until stopped.")
+@click.option("--poll", type=float, default=0.5, show_default=True,
+              help="--follow: seconds between reads.")
+@click.option("--idle", type=float, default=None,
+              help="--follow: stop after this many seconds without a new line.")
+@click.option("--batch", type=click.IntRange(1, 10_000), default=1, show_default=True,
+              help="stdin: ingest after this many new messages (and at the end).")
+@click.option("--channel", default=None, help="Recorded on the session (e.g. telegram).")
+@click.option("--agent-name", "agent_name", default=None, help="Recorded on the session.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document at the end.")
+@click.pass_obj
+def capture(obj: Any, source: str, session: str | None, follow: bool, poll: float,
+            idle: float | None, batch: int, channel: str | None, agent_name: str | None,
+            as_json: bool) -> None:
+    """Capture a running conversation (JSONL messages) into a session note, with a
+    checkpoint: a crash or a restart neither loses nor duplicates a turn.
+
+    SOURCE is a transcript file the agent appends to (read again from the start on every
+    pass; a half-written last line waits), or `-` for stdin (each line spooled under .alaya/
+    before it counts; messages with an `id` seen before are skipped after a restart). One
+    commit per flush; distil the session afterwards (`alaya distill`).
+
+    \b
+    Examples:
+      alaya capture ~/.agent/transcripts/chat-0412.jsonl --follow --idle 600
+      agent --jsonl | alaya capture - --session chat-0412 --batch 5
+    """
+    import signal
+    import sys
+    from dataclasses import asdict
+    from pathlib import Path
+
+    from vault_engine.capture import capture_file, capture_stream
+    from vault_engine.errors import UsageError
+
+    from .output import echo, emit_json, ok, warn
+
+    vault = obj.vault()
+    meta = {k: v for k, v in (("channel", channel), ("agent", agent_name)) if v}
+
+    def progress(stats: Any) -> None:
+        if not as_json:
+            echo(ok(f"{stats.session}: {stats.turns} turns (+{stats.appended} this run)"))
+
+    if source == "-":
+        if not session:
+            raise UsageError("stdin needs --session ID", fix="alaya capture - --session chat-1")
+        stats = capture_stream(vault, sys.stdin.buffer, session, batch=batch, meta=meta,
+                               on_flush=progress)
+    else:
+        path = Path(source).expanduser()
+        stop = {"now": False}
+
+        def handler(signum: int, frame: Any) -> None:
+            stop["now"] = True
+
+        signal.signal(signal.SIGTERM, handler)
+        try:
+            stats = capture_file(vault, path, session or path.stem, follow=follow,
+                                 poll_s=poll, idle_s=idle, should_stop=lambda: stop["now"],
+                                 meta=meta, on_flush=progress)
+        except KeyboardInterrupt:
+            return
+    if as_json:
+        emit_json(asdict(stats))
+        return
+    for s in stats.skipped:
+        echo(warn(f"skipped {s}"), err=True)
+    if not stats.appended:
+        echo(ok(f"{stats.session}: up to date ({stats.turns} turns)"))

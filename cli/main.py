@@ -36,7 +36,7 @@ COMMANDS = {
     "serve": "nav_cmds:serve", "lint": "lint_cmd:lint",
     "introspect": "care_cmds:introspect", "restore": "care_cmds:restore",
     "feedback": "care_cmds:feedback", "eval": "eval_cmd:eval_cmd", "mcp": "agents_cmds:mcp",
-    "context": "agents_cmds:context",
+    "context": "agents_cmds:context", "capture": "agents_cmds:capture",
 }
 
 
