@@ -142,3 +142,30 @@ def capture(obj: Any, source: str, session: str | None, follow: bool, poll: floa
         echo(warn(f"skipped {s}"), err=True)
     if not stats.appended:
         echo(ok(f"{stats.session}: up to date ({stats.turns} turns)"))
+
+
+@click.command("promote-shared")
+@click.argument("ref")
+@click.option("--no-commit", is_flag=True, help="Write the change but leave it uncommitted.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
+@click.pass_obj
+def promote_shared(obj: Any, ref: str, no_commit: bool, as_json: bool) -> None:
+    """Move a card from an agent's private namespace into `shared`, through a commit, so
+    every agent recalls it.
+
+    \b
+    Example:
+      alaya promote-shared card-7f3a2c1d
+    """
+    from vault_engine.cards import promote_shared as run
+
+    from .output import echo, emit_json, ok
+
+    note, old, sha = run(obj.vault(), ref, commit=not no_commit)
+    if as_json:
+        emit_json({"id": note.id, "path": note.path, "from": old, "to": "shared",
+                   "commit": sha})
+    elif old == "shared":
+        echo(ok(f"{note.title} is already shared"))
+    else:
+        echo(ok(f"{note.title}: {old} → shared" + (f" (commit {sha[:10]})" if sha else "")))

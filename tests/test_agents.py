@@ -100,6 +100,15 @@ def test_private_cards_stay_private_through_cli_and_mcp(
         ("get", {"ref": created["id"]})], agent="agent-b")
     assert created["id"] not in {n["id"] for n in payload(results[0])["nodes"]}
     assert results[1].is_error
+    # promoted to shared through a commit: now agent b recalls it too
+    res = CliRunner().invoke(cli, ["--vault", str(graph_vault), "promote-shared", created["id"],
+                                   "--json"])
+    assert res.exit_code == 0 and json.loads(res.output)["from"] == "agent-a"
+    import git
+
+    assert git.Repo(graph_vault).head.commit.message.startswith("promote-shared:")
+    assert CliRunner().invoke(cli, ["--vault", str(graph_vault), "compile"]).exit_code == 0
+    assert created["id"] in cli_ids("agent-b")
 
 
 def test_context_fits_the_budget_and_keeps_links(graph_vault: Path) -> None:  # noqa: F811

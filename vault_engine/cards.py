@@ -315,3 +315,22 @@ def parse_tags(values: Sequence[str]) -> tuple[str, ...]:
     for v in values:
         out.extend(t.strip().lstrip("#") for t in v.split(",") if t.strip())
     return tuple(out)
+
+
+def promote_shared(vault: Vault, ref: str, *, commit: bool = True) -> tuple[Note, str, str | None]:
+    """Move a private card into `shared`: one frontmatter line and one commit. Returns the
+    note, its old namespace and the commit (None when it was shared already)."""
+    with vault.locked():
+        note = vault.load().find(ref)
+        old = note.namespace
+        if old == "shared":
+            return note, old, None
+
+        def edit(doc: NoteText) -> None:
+            doc.ensure_frontmatter()
+            doc.frontmatter.set("namespace", "shared")
+
+        with vault.transaction(f"promote-shared: \"{note.title}\" {old} → shared",
+                               commit=commit) as tx:
+            tx.update(note.path, edit)
+    return note, old, tx.sha
