@@ -169,3 +169,52 @@ def promote_shared(obj: Any, ref: str, no_commit: bool, as_json: bool) -> None:
         echo(ok(f"{note.title} is already shared"))
     else:
         echo(ok(f"{note.title}: {old} → shared" + (f" (commit {sha[:10]})" if sha else "")))
+
+
+@click.command()
+@click.option("--remote", default="origin", show_default=True, help="The git remote.")
+@click.option("--branch", default=None, help="The branch (default: the current one).")
+@click.option("--rebase", is_flag=True,
+              help="Rebase local commits onto the remote instead of a merge commit.")
+@click.option("--no-push", is_flag=True, help="Fetch and merge only.")
+@click.option("--no-compile", is_flag=True, help="Skip the incremental compile after the merge.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
+@click.pass_obj
+def sync(obj: Any, remote: str, branch: str | None, rebase: bool, no_push: bool,
+         no_compile: bool, as_json: bool) -> None:
+    """Sync the vault with a git remote: fetch, merge (notes through the alaya merge driver:
+    both machines' cards, links and claims are kept), compile, push.
+
+    A claim both machines rewrote differently becomes `contested` on both sides and is listed
+    in reports/contradictions.md — never a conflict marker in a note. A merge that still
+    conflicts is aborted and the local branch left as it was. Uncommitted changes must be
+    committed first.
+
+    \b
+    Examples:
+      git -C ~/agent-memory remote add origin git@github.com:me/agent-memory.git
+      alaya sync
+      alaya sync --no-push --json
+    """
+    from dataclasses import asdict
+
+    from vault_engine.sync import sync as run
+
+    from .output import echo, emit_json, ok, warn
+
+    vault = obj.vault()
+    result = run(vault, remote=remote, branch=branch, push=not no_push, rebase=rebase)
+    compiled = None
+    if not no_compile:
+        from compilers.pipeline import compile_vault
+
+        stats = compile_vault(vault)
+        compiled = stats.build
+    if as_json:
+        emit_json({**asdict(result), "build": compiled})
+        return
+    echo(ok(f"{result.remote}/{result.branch}: {result.action}"
+            + (f", {result.pulled} commit(s) in" if result.pulled else "")
+            + (", pushed" if result.pushed else "")))
+    for c in result.conflicts:
+        echo(warn(f"contested after the merge: {c} (see reports/contradictions.md)"))

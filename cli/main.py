@@ -37,7 +37,7 @@ COMMANDS = {
     "introspect": "care_cmds:introspect", "restore": "care_cmds:restore",
     "feedback": "care_cmds:feedback", "eval": "eval_cmd:eval_cmd", "mcp": "agents_cmds:mcp",
     "context": "agents_cmds:context", "capture": "agents_cmds:capture",
-    "promote-shared": "agents_cmds:promote_shared",
+    "promote-shared": "agents_cmds:promote_shared", "sync": "agents_cmds:sync",
 }
 
 

@@ -63,6 +63,9 @@ def init_vault(path: Path, *, commit: bool = True) -> InitResult:
         created.append(rel)
     was_repo = history.is_repo(root)
     history.init_repo(root)
+    from .sync import register_driver
+
+    register_driver(root)  # per-machine git config; .gitattributes comes from the template
     sha = None
     if commit and (created or not was_repo):
         config = load_config(root)

@@ -1,0 +1,146 @@
+"""`alaya sync` with two clones and a bare repository: both machines' links and claims
+survive, a claim rewritten on both becomes contested and listed, bad remotes are clear."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import git
+import pytest
+from click.testing import CliRunner
+
+from cli.main import cli
+from vault_engine.init_vault import init_vault
+
+from .test_lint import RAW, SESSION, card, claim
+
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+
+
+def sh(*args: str, cwd: Path) -> str:
+    return subprocess.run(list(args), cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+@pytest.fixture()
+def machines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    monkeypatch.setenv("ALAYA_EMBED_PROVIDER", "hash")
+    origin = tmp_path / "origin.git"
+    sh("git", "init", "--bare", "-q", "-b", "main", str(origin), cwd=tmp_path)
+    a = tmp_path / "a"
+    init_vault(a)
+    (a / "sessions" / "session-a.md").write_text(SESSION)
+    (a / "sessions" / "session-a.json").write_text(RAW)
+    card(a, "ttl", id="card-ttl", title="Cache TTL",
+         claims=[claim("c1", "The cache TTL is 60 seconds")])
+    card(a, "deploy", id="card-deploy", title="Deploy config",
+         claims=[claim("c1", "Deploy config sets the cache")],
+         relations=["- {type: RELATES_TO, target: '[[Cache TTL]]'}"])
+    card(a, "alerts", id="card-alerts", title="Cache alerts",
+         claims=[claim("c1", "Alerts fire on misses")],
+         relations=["- {type: RELATES_TO, target: '[[Cache TTL]]'}"])
+    sh(*GIT, "add", "-A", cwd=a)
+    sh(*GIT, "commit", "-qm", "cards", cwd=a)
+    sh("git", "remote", "add", "origin", str(origin), cwd=a)
+    res = CliRunner().invoke(cli, ["--vault", str(a), "sync", "--no-compile", "--json"])
+    assert res.exit_code == 0, res.output
+    b = tmp_path / "b"
+    sh("git", "clone", "-q", str(origin), str(b), cwd=tmp_path)
+    return a, b
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def commit(root: Path, message: str) -> None:
+    sh(*GIT, "commit", "-qam", message, cwd=root)
+
+
+def test_two_machines_keep_both_sets_and_lint_passes(machines: tuple[Path, Path]) -> None:
+    a, b = machines
+    # machine A: a relation and a claim on the TTL card; machine B: another of each
+    assert CliRunner().invoke(cli, ["--vault", str(a), "link", "Cache TTL", "Deploy config",
+                                    "--rel", "DEPENDS_ON"]).exit_code == 0
+    text = (a / "cards" / "ttl.md").read_text().replace(
+        "claims:\n", "claims:\n- id: c2\n  text: The TTL was raised for the sale\n"
+        "  status: supported\n", 1)
+    (a / "cards" / "ttl.md").write_text(text)
+    commit(a, "A: claim c2")
+    assert CliRunner().invoke(cli, ["--vault", str(b), "link", "Cache TTL", "Cache alerts",
+                                    "--rel", "CAUSES"]).exit_code == 0
+    text = (b / "cards" / "ttl.md").read_text().replace(
+        "claims:\n", "claims:\n- id: c2\n  text: Only the checkout cache uses this TTL\n"
+        "  status: supported\n", 1)
+    (b / "cards" / "ttl.md").write_text(text)
+    commit(b, "B: claim c2")
+    ra = CliRunner().invoke(cli, ["--vault", str(a), "sync", "--json"])
+    assert ra.exit_code == 0, ra.output
+    rb = CliRunner().invoke(cli, ["--vault", str(b), "sync", "--json"])
+    assert rb.exit_code == 0, rb.output
+    out = json.loads(rb.output)
+    assert out["action"] == "merged" and out["pushed"] and out["merge_commit"]
+    merged = (b / "cards" / "ttl.md").read_text()
+    for piece in ("DEPENDS_ON", "CAUSES", "The TTL was raised for the sale",
+                  "Only the checkout cache uses this TTL", "The cache TTL is 60 seconds"):
+        assert piece in merged, piece
+    assert "<<<<<<<" not in merged and "status: contested" not in merged
+    log = git.Repo(b).git.log("--oneline", "-5")
+    assert "sync: merge origin/main" in log
+    lint = CliRunner().invoke(cli, ["--vault", str(b), "lint", "--no-report", "--format",
+                                    "json"])
+    assert lint.exit_code == 0, lint.output  # no errors: every file still a valid note
+    # A pulls the merge: both machines now hold the same card
+    assert CliRunner().invoke(cli, ["--vault", str(a), "sync", "--json"]).exit_code == 0
+    assert (a / "cards" / "ttl.md").read_text() == merged
+
+
+def test_same_claim_rewritten_on_both_becomes_contested(machines: tuple[Path, Path]) -> None:
+    a, b = machines
+    edit(a / "cards" / "ttl.md", "The cache TTL is 60 seconds", "The cache TTL is 90 seconds")
+    commit(a, "A: 90")
+    edit(b / "cards" / "ttl.md", "The cache TTL is 60 seconds", "The cache TTL is 120 seconds")
+    commit(b, "B: 120")
+    assert CliRunner().invoke(cli, ["--vault", str(a), "sync", "--no-compile"]).exit_code == 0
+    res = CliRunner().invoke(cli, ["--vault", str(b), "sync", "--no-compile", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert len(out["conflicts"]) == 2
+    text = (b / "cards" / "ttl.md").read_text()
+    assert "90 seconds" in text and "120 seconds" in text and text.count("contested") == 2
+    report = (b / "reports" / "contradictions.md").read_text()
+    assert "90 seconds" in report and "120 seconds" in report
+
+
+def test_no_remote_dirty_tree_and_refused_merges_are_clear(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    init_vault(root)
+    res = CliRunner().invoke(cli, ["--vault", str(root), "sync", "--no-compile"])
+    assert res.exit_code == 2 and "remote add origin" in res.output
+    sh("git", "remote", "add", "origin", str(tmp_path / "nowhere.git"), cwd=root)
+    (root / "MEMORY.md").write_text((root / "MEMORY.md").read_text() + "\nmine\n")
+    res = CliRunner().invoke(cli, ["--vault", str(root), "sync", "--no-compile"])
+    assert res.exit_code == 2 and "uncommitted" in res.output
+    commit(root, "mine")
+    res = CliRunner().invoke(cli, ["--vault", str(root), "sync", "--no-compile"])
+    assert res.exit_code == 1 and "fetch" in res.output
+
+
+def test_non_note_conflict_aborts_and_leaves_the_branch(machines: tuple[Path, Path]) -> None:
+    a, b = machines
+    (a / "notes.txt").write_text("from a\n")
+    sh(*GIT, "add", "notes.txt", cwd=a)
+    commit(a, "A: txt")
+    (b / "notes.txt").write_text("from b\n")
+    sh(*GIT, "add", "notes.txt", cwd=b)
+    commit(b, "B: txt")
+    assert CliRunner().invoke(cli, ["--vault", str(a), "sync", "--no-compile"]).exit_code == 0
+    head = git.Repo(b).head.commit.hexsha
+    res = CliRunner().invoke(cli, ["--vault", str(b), "sync", "--no-compile"])
+    assert res.exit_code == 1 and "notes.txt" in res.output
+    assert git.Repo(b).head.commit.hexsha == head and (b / "notes.txt").read_text() == "from b\n"
+    assert not git.Repo(b).is_dirty()
