@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, style
+from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, propose_option, style
 
 PHASE_CHOICES = ["distill", "consolidate", "conflicts", "cooldown", "forget", "promote"]
 
@@ -16,11 +16,12 @@ PHASE_CHOICES = ["distill", "consolidate", "conflicts", "cooldown", "forget", "p
               help="Run only this phase (repeatable). Default: all six, in order.")
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
 @no_commit_option
+@propose_option
 @json_option
 @click.pass_obj
 @pass_json
 def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, no_commit: bool,
-               as_json: bool) -> None:
+               propose: bool, as_json: bool) -> None:
     """Tidy the vault: distill new sessions, merge duplicates, settle contradictions,
     recompute tiers, archive what is forgotten, promote the best memories into MEMORY.md.
 
@@ -38,7 +39,7 @@ def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, no_commit: bool
     from vault_engine.introspect import PHASES
     from vault_engine.introspect import introspect as run
 
-    vault = obj.vault()
+    vault = obj.writer(propose)
     chosen = phases or PHASES
     total = len(chosen)
     if not as_json:

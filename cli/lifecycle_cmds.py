@@ -11,7 +11,7 @@ import click
 from vault_engine.ingest import ingest as ingest_sessions
 from vault_engine.ingest import read_inputs
 
-from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, style, warn
+from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, propose_option, style, warn
 
 
 @click.command()
@@ -63,10 +63,11 @@ def ingest(obj: Any, files: tuple[str, ...], redact: bool, as_json: bool, no_com
               help="Override [llm] provider: rules (offline) or llm (ALAYA_LLM_BASE_URL).")
 @json_option
 @no_commit_option
+@propose_option
 @click.pass_obj
 @pass_json
 def distill(obj: Any, session_ref: str | None, all_sessions: bool, distiller: str | None,
-            as_json: bool, no_commit: bool) -> None:
+            as_json: bool, no_commit: bool, propose: bool) -> None:
     """Distil sessions into cards with claims, evidence and links (one commit per session).
 
     By default every pending session (no `distilled:` mark) is distilled with the offline
@@ -82,7 +83,7 @@ def distill(obj: Any, session_ref: str | None, all_sessions: bool, distiller: st
     """
     from vault_engine.distill import distill as run_distill
 
-    vault = obj.vault()
+    vault = obj.writer(propose)
 
     def show(o: Any) -> None:
         if as_json:

@@ -23,6 +23,16 @@ class AppContext:
     def vault(self) -> Vault:
         return Vault.open(self.vault_path)
 
+    def writer(self, propose: bool = False) -> Vault:
+        """Where a knowledge-writing command writes: the vault, or — with --propose or
+        `[vault] review = true` — the proposal branch a person reviews (`alaya review`)."""
+        vault = self.vault()
+        if propose or vault.config.get("vault", "review"):
+            from vault_engine.review import proposal_vault
+
+            return proposal_vault(vault)
+        return vault
+
 
 # Commands are imported when used: `alaya recall` must not pay for the compiler's imports.
 COMMANDS = {
@@ -38,6 +48,7 @@ COMMANDS = {
     "feedback": "care_cmds:feedback", "eval": "eval_cmd:eval_cmd", "mcp": "agents_cmds:mcp",
     "context": "agents_cmds:context", "capture": "agents_cmds:capture",
     "promote-shared": "agents_cmds:promote_shared", "sync": "agents_cmds:sync",
+    "review": "review_cmd:review",
 }
 
 

@@ -14,7 +14,7 @@ from vault_engine.init_vault import init_vault
 from vault_engine.model import Card, Entity, Session
 from vault_engine.serialize import note_dict
 
-from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, style
+from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, propose_option, style
 
 
 @click.command()
@@ -64,12 +64,13 @@ def init(obj: object, path: Path | None, as_json: bool, no_commit: bool) -> None
 @click.option("--pinned", is_flag=True, help="Never cooled, forgotten or evicted.")
 @json_option
 @no_commit_option
+@propose_option
 @click.pass_obj
 @pass_json
 def new(obj: object, source: str | None, title: str | None, card_type: str,
         tags: tuple[str, ...], aliases: tuple[str, ...], body: str, claims: tuple[str, ...],
         importance: float | None, namespace: str | None, pinned: bool, as_json: bool,
-        no_commit: bool) -> None:
+        no_commit: bool, propose: bool) -> None:
     """Create a card from options, or from a JSON object on stdin with `alaya new -`.
 
     The JSON shape is the one distill produces: {"title", "content", "type", "tags",
@@ -102,7 +103,7 @@ def new(obj: object, source: str | None, title: str | None, card_type: str,
                                 tags=card_ops.parse_tags(tags), aliases=aliases,
                                 importance=importance, namespace=namespace, pinned=pinned,
                                 claims=tuple(card_ops.ClaimSpec(text=c) for c in claims))
-    vault = obj.vault()  # type: ignore[attr-defined]
+    vault = obj.writer(propose)  # type: ignore[attr-defined]
     created = card_ops.create_card(vault, spec, commit=not no_commit)
     if as_json:
         emit_json({"id": created.id, "title": created.title, "path": created.path,
@@ -184,10 +185,11 @@ def _link_output(result: card_ops.LinkResult, as_json: bool) -> None:
 @click.option("--reason", default=None, help="Why they are related.")
 @json_option
 @no_commit_option
+@propose_option
 @click.pass_obj
 @pass_json
 def link(obj: object, a: str, b: str, rel_type: str, weight: float | None, reason: str | None,
-         as_json: bool, no_commit: bool) -> None:
+         as_json: bool, no_commit: bool, propose: bool) -> None:
     """Add a typed relation A → B, written into A's frontmatter as one line.
 
     A and B are ids, titles, aliases or paths. B must exist (a dangling link can still be
@@ -198,7 +200,7 @@ def link(obj: object, a: str, b: str, rel_type: str, weight: float | None, reaso
       alaya link "Gateway restart" "Telegram notices" --rel DEPENDS_ON --weight 0.8 \\
           --reason "the restart notice goes out through Telegram"
     """
-    vault = obj.vault()  # type: ignore[attr-defined]
+    vault = obj.writer(propose)  # type: ignore[attr-defined]
     result = card_ops.link(vault, a, b, rel_type, weight=weight, reason=reason,
                            commit=not no_commit)
     _link_output(result, as_json)

@@ -31,6 +31,14 @@ def no_commit_option(func: F) -> F:
                         help="Write the change but leave it uncommitted.")(func)
 
 
+def propose_option(func: F) -> F:
+    """`--propose`: write to the review branch instead of the main branch (alaya review)."""
+    return click.option("--propose", is_flag=True,
+                        help="Propose the change for review (branch alaya/proposals) instead "
+                             "of writing it to the main branch; `alaya review` lists it. "
+                             "Default with [vault] review = true.")(func)
+
+
 def use_color(stream: Any = None) -> bool:
     if os.environ.get("NO_COLOR"):
         return False

@@ -38,6 +38,8 @@ from .output import echo, emit_json, json_option, pass_json, style
               help="Write the query and its hits as a note in queries/ and commit it.")
 @click.option("--fresh", is_flag=True,
               help="Compile incrementally first, so notes edited since the last compile count.")
+@click.option("--pending", is_flag=True,
+              help="Include knowledge still waiting for review (branch alaya/proposals).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "prompt"]), default=None,
               help="Output: text (default on a terminal), json, or prompt (for an agent's context).")
 @json_option
@@ -47,7 +49,7 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
            from_nodes: str, top_k: int | None, namespaces: tuple[str, ...],
            all_namespaces: bool, types: tuple[str, ...], tags: tuple[str, ...],
            kinds: tuple[str, ...], as_of: str | None, mode: str, json_in: bool, save: bool,
-           fresh: bool, fmt: str | None, as_json: bool) -> None:
+           fresh: bool, pending: bool, fmt: str | None, as_json: bool) -> None:
     """Recall memories: hybrid vector + BM25 search, graph expansion, zero LLM calls.
 
     \b
@@ -66,7 +68,15 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
     from vault_engine.recall import recall as run_recall
 
     vault = obj.vault()
-    if fresh:
+    if pending:
+        from compilers.pipeline import compile_vault
+        from vault_engine.review import proposal_vault, share_embedding_cache
+
+        proposals = proposal_vault(vault)
+        share_embedding_cache(vault, proposals)
+        compile_vault(proposals)  # incremental: only what the proposals changed
+        vault = proposals
+    elif fresh:
         from compilers.pipeline import compile_vault
 
         compile_vault(vault)
