@@ -129,8 +129,8 @@ def edit(obj: Any, item: str, text_file: Any, as_json: bool) -> None:
     Example:
       alaya review edit card-7f3a2c1d
     """
-    from vault_engine.review import select_items, worktree_path, pending
     from vault_engine.review import edit as run
+    from vault_engine.review import pending, select_items, worktree_path
 
     vault = obj.vault()
     target = select_items(pending(vault), [item])[0]
