@@ -139,3 +139,29 @@ def test_context_fits_the_budget_and_keeps_links(graph_vault: Path) -> None:  # 
                                                 "--json"]).output)
     assert small["chars"] <= 300 and small["omitted"]  # what did not fit is counted
     assert "<!--" not in text and "---" not in text
+
+
+def test_two_agents_writing_the_same_card_at_once_lose_nothing(graph_vault: Path) -> None:  # noqa: F811
+    """Eight `alaya link` processes from two agents at once, all on card-outage: the vault
+    lock queues them, the checksum guard re-applies each edit, every relation survives."""
+    import subprocess
+
+    targets = ["Config change", "Bad merge", "Gateway", "Postmortem"]
+    procs = []
+    for i, target in enumerate(targets * 2):
+        rel = ["REFERENCES", "SEE_ALSO"][i // len(targets)]
+        env = dict(os.environ, PYTHONPATH=str(ROOT), ALAYA_AGENT=f"agent-{i % 2}")
+        procs.append(subprocess.Popen(
+            [sys.executable, "-c", "from cli.main import main; main()", "--vault",
+             str(graph_vault), "link", "card-outage", target, "--rel", rel, "--json"],
+            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1][-300:] for o in outs]
+    text = (graph_vault / "cards" / "fact" / "Outage.md").read_text()
+    for target in targets:
+        for rel in ("REFERENCES", "SEE_ALSO"):
+            assert f"{{type: {rel}, target: '[[{target}]]'" in text, (rel, target)
+    import git
+
+    log = git.Repo(graph_vault).git.log("--format=%s", "-8").splitlines()
+    assert len([m for m in log if m.startswith("link:")]) == 8
