@@ -321,7 +321,8 @@ def telemetry_trend(vault: Any, days: int = 7, now: dt.datetime | None = None) -
         useful = verdicts.count("useful")
         return {
             "recalls": len(events),
-            "latency_p50": _pct(lat, 0.5), "latency_p95": _pct(lat, 0.95),
+            "latency_p50": _pct(lat, 0.5) if lat else None,
+            "latency_p95": _pct(lat, 0.95) if lat else None,
             "hot_tier_hit_rate": round(tiers.count("HOT") / len(tiers), 3) if tiers else None,
             "graph_share": round(len(expanded) / len(hits), 3) if hits else None,
             "empty_recalls": sum(1 for e in events if not e.get("hits")),
