@@ -48,12 +48,20 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/alaya-agentops"))
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--depth", type=int, default=1, help="graph expansion depth")
+    ap.add_argument("--introspect", action="store_true",
+                    help="run `introspect --phase consolidate` before compiling (entity links, "
+                         "SIMILAR_TO across sessions)")
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     init_vault(args.workdir)
     vault = Vault.open(args.workdir)
     ingest(vault, read_inputs([str(p) for p in sorted((HERE / "sessions").glob("*.json"))]))
     distill(vault, distiller="rules")
+    if args.introspect:
+        from vault_engine.introspect import introspect
+
+        introspect(vault, phases=("consolidate",))
     embedder = LocalEmbedder()
     compile_vault(vault, CompileOptions(embedder=embedder))
     questions = json.loads((HERE / "questions.json").read_text())
@@ -64,7 +72,7 @@ def main() -> None:
             rows = []
             for q in questions:
                 result = recall(vault.state_dir, RecallQuery(text=q["query"], top_k=5, mode=mode,
-                                                             expand=expand, depth=1),
+                                                             expand=expand, depth=args.depth),
                                 embedder=embedder, settings=settings, telemetry=False)
                 ranked = sessions_of(result["nodes"])
                 gold = set(q["expected_sessions"])

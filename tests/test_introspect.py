@@ -291,3 +291,23 @@ def test_llm_answer_that_is_not_json_leaves_the_rules_in_charge(
         srv.completions.append("Sure! They contradict, keep the first one.")
         out = run(planted, "--phase", "conflicts")
     assert out["phases"][0]["numbers"] == {"candidates": 1, "resolved": 0, "contested": 1}
+
+
+def test_consolidate_links_cards_to_entities_they_name(tmp_path: Path) -> None:
+    from vault_engine.init_vault import init_vault
+
+    root = tmp_path / "v"
+    init_vault(root)
+    (root / "entities" / "Redis.md").write_text(
+        "---\nid: ent-redis\ntitle: Redis\ntype: system\naliases: [redis-streams]\n---\n")
+    card(root, "ack", id="card-ack", title="Consumers must ACK",
+         claims=[claim("c1", "Our redis-streams consumers must ACK every message")])
+    card(root, "cache", id="card-cache", title="Cache in Redis", type="decision",
+         claims=[claim("c1", "The price cache lives in Redis")],
+         relations=["- {type: REFERENCES, target: '[[Redis]]'}"])  # already linked
+    card(root, "other", id="card-other", title="Predisposed", claims=[claim("c1", "Unrelated")])
+    out = run(root, "--phase", "consolidate")
+    assert out["phases"][0]["numbers"]["entity_links"] == 1
+    assert "{type: REFERENCES, target: '[[ent-redis]]'" in (root / "cards" / "ack.md").read_text()
+    assert (root / "cards" / "cache.md").read_text().count("REFERENCES") == 1
+    assert "REFERENCES" not in (root / "cards" / "other.md").read_text()  # no partial words

@@ -303,13 +303,16 @@ def phase_consolidate(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
         if SIMILAR_BAND[0] <= sim < SIMILAR_BAND[1] and \
                 frozenset({paths[i], paths[j]}) not in linked:
             similar.append((cards[i], cards[j], round(sim, 3)))
+    mentions = entity_mentions(index, [c for c in cards], merged)
     suggestions = relation_suggestions(live)
     r.numbers.update(duplicate_pairs=len(plan), similar_links=len(similar),
-                     relation_suggestions=len(suggestions))
+                     entity_links=len(mentions), relation_suggestions=len(suggestions))
     r.lines = [f"- merge [[{loser.id or loser.stem}]] into [[{w.id or w.stem}]] "
                f"({s:.0%} of their words shared)" for w, loser, s in plan]
     r.lines += [f"- SIMILAR_TO [[{a.id or a.stem}]] ↔ [[{b.id or b.stem}]] ({s:.0%})"
                 for a, b, s in similar]
+    r.lines += [f"- [[{c.id or c.stem}]] REFERENCES [[{e.id or e.stem}]] (mentions "
+                f"“{name}”)" for c, e, name in mentions]
     if suggestions:
         r.lines += ["", "Relation types:"] + [f"- {s}" for s in suggestions]
 
@@ -361,10 +364,51 @@ def phase_consolidate(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
             item = FlowMap(type="SIMILAR_TO", target=_link_to(b), weight=round(sim, 2),
                            reason="introspect: most of their words are shared")
             tx.update(a.path, _appender("relations", item))
+        for card, entity, name in mentions:
+            item = FlowMap(type="REFERENCES", target=_link_to(entity), weight=0.6,
+                           reason=f"introspect: mentions {name}")
+            tx.update(card.path, _appender("relations", item))
 
-    _commit_phase(ctx, r, results, work if (plan or similar) else None,
-                  f"{len(plan)} merge(s), {len(similar)} SIMILAR_TO")
+    _commit_phase(ctx, r, results, work if (plan or similar or mentions) else None,
+                  f"{len(plan)} merge(s), {len(similar)} SIMILAR_TO, "
+                  f"{len(mentions)} entity link(s)")
     return r
+
+
+def entity_mentions(index: VaultIndex, cards: Sequence[Card],
+                    skip: Iterable[str] = ()) -> list[tuple[Card, Note, str]]:
+    """Cards whose title or claims name a known entity (its title or an alias, as a whole
+    word) without linking to it — typically an entity first seen in another session, which
+    is exactly the link that connects sessions."""
+    from .model import Entity
+
+    names: dict[str, Note] = {}
+    for e in index.notes:
+        if isinstance(e, Entity):
+            for name in (e.title, *e.aliases):
+                if name and len(name) >= 3:
+                    names.setdefault(name.casefold(), e)
+    if not names:
+        return []
+    pattern = re.compile(r"(?<![\w-])(" + "|".join(
+        re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?![\w-])",
+        re.IGNORECASE)
+    skipped = set(skip)
+    out = []
+    for card in cards:
+        if card.path in skipped:
+            continue
+        linked = {n.path for n in (index.resolver.resolve(lk.target).note
+                                   for lk in card.links if lk.target) if n is not None}
+        text = " ".join([card.title] + [c.text for c in card.claims])
+        seen = set()
+        for m in pattern.finditer(text):
+            entity = names[m.group(1).casefold()]
+            if entity.path in linked or entity.path in seen:
+                continue
+            seen.add(entity.path)
+            out.append((card, entity, m.group(1)))
+    return out
 
 
 def relation_suggestions(notes: Sequence[Note], promote_at: int = 100) -> list[str]:
