@@ -117,6 +117,12 @@ def test_rules_helpers() -> None:
     assert attribute("I prefer tea and my dog likes me", "Alice") == \
         "Alice prefers tea and Alice's dog likes Alice"
     assert RulesDistiller.name == "rules"
+    from vault_engine.distill.rules import IDENT_RE, is_identifier
+
+    found = [m.group(0) for m in IDENT_RE.finditer(
+        "db-primary lagged; orders_archive and worker-3 too, a follow-up for the long-term "
+        "re-run of k8s-node.") if is_identifier(m.group(0))]
+    assert found == ["db-primary", "orders_archive", "worker-3", "k8s-node"]
 
 
 SEED_SHAPE = json.dumps({

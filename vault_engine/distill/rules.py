@@ -11,7 +11,7 @@ It reads the turns that passed the quality gate, sentence by sentence, and extra
   one gotcha card with both as evidence;
 - **dated facts** about people and things (a sentence with a date and a capitalised name);
 - **entities**: speakers, and capitalised names or technical terms (CamelCase, dotted config
-  keys) that recur across turns;
+  keys, identifiers such as db-primary or orders_archive) that recur across turns;
 - **temporal order**: cards of one session chained with TEMPORAL_NEXT in turn order.
 
 Every card carries claims whose evidence is the exact turn (`t3`) the sentence came from.
@@ -69,6 +69,21 @@ DATE_RE = re.compile(
 CAPITALISED_RE = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2}\b")
 TECH_RE = re.compile(r"\b(?:[a-z]+(?:\.[a-z_]+)+|[A-Z][a-z]+[A-Z]\w+|[A-Z]{2,}[a-z0-9]*"
                      r"(?:\s+[A-Z]{2,}[a-z0-9]*)*)\b")
+# technical identifiers an agent session names: host and service names, tables, jobs
+# (db-primary, api-gateway, orders_archive, worker-3) — hyphenated English (follow-up,
+# long-term, re-run) is left out: an identifier has an underscore, a digit, or a short
+# first part that is not an English prefix
+IDENT_RE = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w-])")
+PREFIXES = frozenset("a e x re co de un in pre pro non sub self well ex anti auto multi".split())
+
+
+def is_identifier(name: str) -> bool:
+    if "_" in name or any(ch.isdigit() for ch in name):
+        return True
+    first = re.split(r"[-_]", name, maxsplit=1)[0]
+    return len(first) <= 3 and first not in PREFIXES
+
+
 STOP_CAPS = frozenset("""I I'm I've I'd I'll The This That These Those It It's We We'll You You're
 He She They Our My Your Their A An And But Or So If Then When What Why How Where Who Which
 Yes No Ok Okay Thanks Thank Hi Hello Hey Sure Also Just Maybe Please Let Let's Not Now
@@ -268,7 +283,7 @@ class RulesDistiller:
             result.links.append(LinkDraft(a, b, "TEMPORAL_NEXT", "later in the same session"))
         for name in entity_names:
             etype = "person" if name in {t.name for t in turns if t.name} else (
-                "system" if TECH_RE.fullmatch(name) else "topic")
+                "system" if TECH_RE.fullmatch(name) or IDENT_RE.fullmatch(name) else "topic")
             result.entities.append(EntityDraft(name=name, type=etype))
         return result
 
@@ -278,7 +293,9 @@ class RulesDistiller:
         for turn in turns:
             for s in sentences(turn.text):
                 body = s.split(" ", 1)[1] if " " in s else ""  # not the sentence's first word
-                for m in list(CAPITALISED_RE.finditer(body)) + list(TECH_RE.finditer(s)):
+                found = list(CAPITALISED_RE.finditer(body)) + list(TECH_RE.finditer(s)) + [
+                    m for m in IDENT_RE.finditer(s) if is_identifier(m.group(0))]
+                for m in found:
                     name = m.group(0).strip()
                     if name.split(" ")[0] in STOP_CAPS or len(name) < 3:
                         continue
