@@ -211,6 +211,22 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
         return data
 
     @server.tool()
+    def context(query: str | None = None, budget: int = 4000) -> dict[str, Any]:
+        """What to load at the start of a turn: the user's persona, MEMORY.md (notes and
+        promoted memories) and, given the turn's `query`, the top recalls — one line per
+        memory with its wikilink, within `budget` characters. Put `text` in your context."""
+        from vault_engine.context import build_context
+
+        if not 200 <= budget <= 200_000:
+            raise ToolError("budget must be between 200 and 200000 characters")
+        try:
+            ctx = build_context(vault, budget=budget, query=query or None,
+                                embedder=embedder() if query else None)
+        except AlayaError as exc:
+            raise fail(exc) from None
+        return ctx.as_dict()
+
+    @server.tool()
     def schema(what: str = "relations") -> dict[str, Any]:
         """The relation types (`relations`) or node types (`node-types`) the vault uses."""
         from vault_engine.status import schema_node_types, schema_relations

@@ -59,9 +59,10 @@ def test_mcp_lists_tools_and_recall_matches_the_cli(graph_vault: Path) -> None: 
         ("get", {"ref": "card-outage"}),
         ("recall", {"query": "x", "depth": "two"}),
         ("get", {"ref": "../../etc/passwd"}),
+        ("context", {"query": "checkout outage", "budget": 800}),
     ])
     assert {"recall", "traverse", "trace", "get", "new", "link", "feedback", "ingest",
-            "status", "schema"} <= set(names)
+            "status", "schema", "context"} <= set(names)
     cli_free = json.loads(CliRunner().invoke(cli, [
         "--vault", str(graph_vault), "recall", "checkout outage", "--top-k", "5",
         "--json"]).output)
@@ -73,6 +74,8 @@ def test_mcp_lists_tools_and_recall_matches_the_cli(graph_vault: Path) -> None: 
     assert payload(results[2])["id"] == "card-outage"
     assert results[3].is_error  # wrong type, reported to the agent, the server lives on
     assert results[4].is_error and "outside the vault" in results[4].content[0].text
+    ctx = payload(results[5])
+    assert ctx["chars"] <= 800 and "[[card-outage]]" in ctx["text"]
 
 
 def test_private_cards_stay_private_through_cli_and_mcp(
