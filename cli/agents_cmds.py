@@ -16,8 +16,8 @@ def mcp(obj: Any, agent: str | None) -> None:
     """Serve the memory to an agent over the Model Context Protocol (stdio).
 
     Tools: recall, traverse, trace, get, new, link, feedback, ingest, context, status,
-    schema — each
-    the same engine call and JSON as its CLI command. The embedder and index stay loaded.
+    schema — each the same engine call and JSON as its CLI command. The embedder and index
+    stay loaded.
     Register it with an MCP client as the command `alaya --vault PATH mcp` (docs/agents.md).
 
     \b
