@@ -29,7 +29,7 @@ from .primitives import to_datetime
 from .relations import query_relations, relation_similarity
 
 SESSION_TURN_WEIGHTS = (1.0, 0.5, 0.25)  # a session scores from its best three turns
-COMMON_TERM_RATIO = 0.2  # query words in more than this share of units leave the dense query
+COMMON_TERM_RATIO = 0.35  # query words in more than this share of units leave the dense query
 
 
 class NotCompiledError(AlayaError):
