@@ -8,14 +8,15 @@
 - **Near-duplicate cards**: two live cards whose title and claims share nearly all their
   words (Jaccard of the token sets).
 
-Both use an inverted index over tokens, so a vault of tens of thousands of claims is not
-compared pair by pair. `lint` reports the candidates; `introspect` acts on them.
+Both find their pairs by prefix filtering (`similar_pairs`), exact for Jaccard and far from
+pair by pair, so a vault of tens of thousands of claims stays fast. `lint` reports the
+candidates; `introspect` acts on them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .lexical import tokenize
@@ -29,8 +30,8 @@ _NAME_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z0-9]+(?:\s+[A-Z][a-zA-Z0
 _WORD_RE = re.compile(r"[\w']+")
 SIMILAR = 0.6  # share of the non-value words two conflicting claims must have in common
 DUPLICATE = 0.8  # Jaccard of two cards' words above which they are near-duplicates
-MAX_POSTING = 200  # tokens in more claims than this do not propose pairs (too common)
 LIVE = ("supported",)
+MAX_POSTING = 300  # a prefix token shared by more sets than this is not probed
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,10 @@ def _content(text: str) -> frozenset[str]:
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a or b else 0.0
+    if not a and not b:
+        return 0.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)
 
 
 def _overlap(a: Claim, b: Claim) -> bool:
@@ -81,20 +85,47 @@ def _overlap(a: Claim, b: Claim) -> bool:
                 and b.valid_until <= a.valid_from)
 
 
-def _pairs(token_sets: Sequence[frozenset[str]], min_shared: int) -> Iterable[tuple[int, int]]:
-    postings: dict[str, list[int]] = {}
-    for i, toks in enumerate(token_sets):
+def similar_pairs(token_sets: Sequence[frozenset[str]], threshold: float,
+                  max_posting: int = MAX_POSTING) -> list[tuple[int, int, float]]:
+    """Every pair of sets with Jaccard ≥ threshold, without comparing all pairs: prefix
+    filtering (AllPairs, Bayardo et al. 2007) — tokens ordered rarest first, each set indexed
+    by its first |A| − ⌈t·|A|⌉ + 1 tokens, since two sets that similar must share one of
+    those; then a size filter and the exact Jaccard. Exact, except that a prefix token
+    already shared by `max_posting` sets is not probed: a set whose *rarest* words are that
+    common is boilerplate, and probing it would cost as much as the whole scan."""
+    import math
+
+    df: dict[str, int] = {}
+    for toks in token_sets:
         for t in toks:
-            postings.setdefault(t, []).append(i)
-    counts: dict[tuple[int, int], int] = {}
-    for items in postings.values():
-        if len(items) > MAX_POSTING:
+            df[t] = df.get(t, 0) + 1
+    index: dict[str, list[int]] = {}
+    out = []
+    order = sorted(range(len(token_sets)), key=lambda i: len(token_sets[i]))
+    for i in order:  # smaller sets first: each pair is found when its larger set arrives
+        toks = token_sets[i]
+        if not toks:
             continue
-        for x in range(len(items)):
-            for y in range(x + 1, len(items)):
-                key = (items[x], items[y])
-                counts[key] = counts.get(key, 0) + 1
-    return sorted(k for k, c in counts.items() if c >= min_shared)
+        ranked = sorted(toks, key=lambda t: (df[t], t))
+        prefix = ranked[:len(ranked) - math.ceil(threshold * len(ranked)) + 1]
+        seen: set[int] = set()
+        for t in prefix:
+            posting = index.get(t, ())
+            if len(posting) > max_posting:
+                continue
+            for j in posting:
+                if j in seen:
+                    continue
+                seen.add(j)
+                other = token_sets[j]
+                if len(other) < threshold * len(toks):
+                    continue
+                sim = _jaccard(toks, other)
+                if sim >= threshold:
+                    out.append((min(i, j), max(i, j), sim))
+        for t in prefix:
+            index.setdefault(t, []).append(i)
+    return sorted(out)
 
 
 def _supersedes(notes: Sequence[Note]) -> set[frozenset[str]]:
@@ -111,15 +142,16 @@ def claim_conflicts(notes: Sequence[Note]) -> list[ClaimConflict]:
             if c.status in LIVE and c.text.strip()]
     contents = [_content(r.claim.text) for r in refs]
     values = [_values(r.claim.text) for r in refs]
-    keys = [c | {"@" + n.lower() for n in v[2]} for c, v in zip(contents, values, strict=True)]
     superseded = _supersedes(notes)
     found: list[ClaimConflict] = []
-    for i, j in _pairs(keys, 2):  # same subject: at least two words or names in common
+    for i, j, sim in similar_pairs(contents, SIMILAR):
         a, b = refs[i], refs[j]
         if a.note.path == b.note.path and a.claim.id == b.claim.id:
             continue
-        sim = _jaccard(contents[i], contents[j])
-        if sim < SIMILAR or not _overlap(a.claim, b.claim):
+        shared_names = {n.lower() for n in values[i][2]} & {n.lower() for n in values[j][2]}
+        if len(contents[i] & contents[j]) + len(shared_names) < 2:
+            continue  # the same subject: at least two words or names in common
+        if not _overlap(a.claim, b.claim):
             continue
         if a.note.id and b.note.id and \
                 frozenset({a.note.id.lower(), b.note.id.lower()}) in superseded:
@@ -146,9 +178,5 @@ def card_tokens(card: Note) -> frozenset[str]:
 def near_duplicates(notes: Sequence[Note], threshold: float = DUPLICATE) -> list[Duplicate]:
     cards = [n for n in notes if isinstance(n, Card)]
     toks = [card_tokens(c) for c in cards]
-    out = []
-    for i, j in _pairs(toks, 2):
-        sim = _jaccard(toks[i], toks[j])
-        if sim >= threshold:
-            out.append(Duplicate(cards[i], cards[j], round(sim, 3)))
-    return out
+    return [Duplicate(cards[i], cards[j], round(sim, 3))
+            for i, j, sim in similar_pairs(toks, threshold)]

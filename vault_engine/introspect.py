@@ -295,13 +295,11 @@ def phase_consolidate(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
             if res.note is not None:
                 linked.add(frozenset({c.path, res.note.path}))
     similar = []
-    from .conflicts import _jaccard, _pairs
+    from .conflicts import similar_pairs
 
     paths = [c.path for c in cards]
-    for i, j in _pairs([toks[p] for p in paths], 2):
-        sim = _jaccard(toks[paths[i]], toks[paths[j]])
-        if SIMILAR_BAND[0] <= sim < SIMILAR_BAND[1] and \
-                frozenset({paths[i], paths[j]}) not in linked:
+    for i, j, sim in similar_pairs([toks[p] for p in paths], SIMILAR_BAND[0]):
+        if sim < SIMILAR_BAND[1] and frozenset({paths[i], paths[j]}) not in linked:
             similar.append((cards[i], cards[j], round(sim, 3)))
     mentions = entity_mentions(index, [c for c in cards], merged)
     suggestions = relation_suggestions(live)
