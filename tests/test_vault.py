@@ -113,3 +113,24 @@ def test_concurrent_writers_lose_nothing(vault: Vault) -> None:
     assert sorted(r.target for r in hub.relations) == sorted(targets)
     messages = git_log(vault.root)
     assert sum(m.startswith("link: \"Hub\"") for m in messages) == len(targets)
+
+
+def test_parsed_note_cache_reuses_unchanged_notes_and_never_serves_stale(vault_path: Path) -> None:
+    from vault_engine.vault import PARSED_CACHE
+
+    (vault_path / "cards" / "a.md").write_text("---\nid: card-a\ntitle: A\n---\nfirst\n")
+    (vault_path / "cards" / "b.md").write_text("---\nid: card-b\ntitle: B\n---\nbody\n")
+    vault = Vault.open(vault_path)
+    first = {n.path: n for n in vault.load().notes}
+    cache = vault_path / ".alaya" / PARSED_CACHE
+    assert cache.exists()
+    second = {n.path: n for n in Vault.open(vault_path).load().notes}
+    assert second == first
+    # same size, same second: only the checksum can tell — and it does
+    (vault_path / "cards" / "a.md").write_text("---\nid: card-a\ntitle: A\n---\nfixed\n")
+    third = {n.path: n for n in Vault.open(vault_path).load().notes}
+    assert third["cards/a.md"].body.strip() == "fixed" and third["cards/b.md"] == first["cards/b.md"]
+    cache.write_bytes(b"not a pickle")  # a broken cache is ignored and rewritten
+    assert len(Vault.open(vault_path).load().notes) == len(first)
+    (vault_path / "cards" / "b.md").unlink()
+    assert "cards/b.md" not in {n.path for n in Vault.open(vault_path).load().notes}
