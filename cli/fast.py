@@ -110,7 +110,9 @@ def _post(url: str, body: bytes, token: str | None, timeout: float = 30.0) -> tu
     return status, payload
 
 
-def try_server(argv: list[str]) -> tuple[int, str] | None:
+def simple_recall(argv: list[str]) -> tuple[Path, dict[str, object]] | None:
+    """(vault, recall JSON) for `[--vault V] recall … --json` with simple options; None when
+    the full CLI must handle the command."""
     vault = ""
     if argv[:1] == ["--vault"] and len(argv) > 1:
         vault, argv = argv[1], argv[2:]
@@ -121,7 +123,15 @@ def try_server(argv: list[str]) -> tuple[int, str] | None:
     query = _query(argv[1:])
     if query is None:
         return None
-    info = _server(Path(vault or find_vault()).expanduser())
+    return Path(vault or find_vault()).expanduser(), query
+
+
+def try_server(argv: list[str]) -> tuple[int, str] | None:
+    parsed = simple_recall(argv)
+    if parsed is None:
+        return None
+    root, query = parsed
+    info = _server(root)
     if info is None:
         return None
     try:
@@ -139,17 +149,10 @@ def run_direct(argv: list[str]) -> tuple[int, str] | None:
     """`alaya recall … --json` without a server and without click: the engine's recall and
     nothing else (no CLI framework, no note parser). None hands over to the full CLI — for
     anything unusual (an error to report, a misconfigured embedder) it has the proper output."""
-    vault = ""
-    if argv[:1] == ["--vault"] and len(argv) > 1:
-        vault, argv = argv[1], argv[2:]
-    elif argv and argv[0].startswith("--vault="):
-        vault, argv = argv[0].split("=", 1)[1], argv[1:]
-    if argv[:1] != ["recall"]:
+    parsed = simple_recall(argv)
+    if parsed is None:
         return None
-    query = _query(argv[1:])
-    if query is None:
-        return None
-    root = Path(vault or find_vault()).expanduser()
+    root, query = parsed
     if not (root / "alaya.toml").is_file():
         return None
     from vault_engine.errors import AlayaError

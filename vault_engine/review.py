@@ -151,18 +151,35 @@ def select_items(items: list[Item], refs: list[str]) -> list[Item]:
     return out
 
 
+@dataclass
+class _Decision:
+    """What approve and reject both start from: the pending items, the chosen ones, git."""
+
+    items: list[Item]
+    chosen: list[Item]
+    repo: Any
+    main: str
+    env: dict[str, str]
+
+
+def _decide(vault: Vault, refs: list[str] | None) -> _Decision | None:
+    items = pending(vault)
+    if not items:
+        return None
+    repo = _repo(vault.root)
+    return _Decision(items, select_items(items, refs or []), repo, _main_branch(vault),
+                     identity_env(repo, vault.config.git_identity()))
+
+
 def approve(vault: Vault, refs: list[str] | None = None) -> tuple[str | None, list[Item]]:
     """Merge the proposals (or the chosen items) into the main branch."""
     import git
 
-    items = pending(vault)
-    if not items:
+    d = _decide(vault, refs)
+    if d is None:
         return None, []
-    chosen = select_items(items, refs or [])
-    repo = _repo(vault.root)
-    main = _main_branch(vault)
-    env = identity_env(repo, vault.config.git_identity())
-    with vault.locked(), repo.git.custom_environment(**env):
+    items, chosen, repo, main = d.items, d.chosen, d.repo, d.main
+    with vault.locked(), repo.git.custom_environment(**d.env):
         try:
             if len(chosen) == len(items):
                 repo.git.merge("--no-ff", "--no-edit", "-m",
@@ -192,18 +209,15 @@ def reject(vault: Vault, refs: list[str] | None = None) -> tuple[str | None, lis
     """Drop the proposals (or the chosen items). The main branch never sees them."""
     import git
 
-    items = pending(vault)
-    if not items:
+    d = _decide(vault, refs)
+    if d is None:
         return None, []
-    chosen = select_items(items, refs or [])
-    repo = _repo(vault.root)
-    main = _main_branch(vault)
+    items, chosen, main = d.items, d.chosen, d.main
     path = worktree_path(vault)
-    env = identity_env(repo, vault.config.git_identity())
     if not (path / ".git").exists():
         proposal_vault(vault)
     wt = git.Repo(path)
-    with wt.git.custom_environment(**env):
+    with wt.git.custom_environment(**d.env):
         if len(chosen) == len(items):
             wt.git.reset("--hard", "-q", main)
             return None, chosen
