@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import blocks
+from .primitives import fit_lines
 from .vault import Vault
 
 _COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
@@ -67,16 +68,6 @@ def _body(vault: Vault, rel: str) -> str:
     return NoteText.parse(path.read_text(encoding="utf-8", errors="replace"), rel).body
 
 
-def _fit(lines: list[str], room: int) -> tuple[list[str], int, int]:
-    kept, used = [], 0
-    for line in lines:
-        if used + len(line) + 1 > room:
-            continue
-        kept.append(line)
-        used += len(line) + 1
-    return kept, used, len(lines) - len(kept)
-
-
 def build_context(vault: Vault, *, budget: int = 4000, query: str | None = None,
                   embedder: Any = None, top_k: int = 8) -> Context:
     persona_text = _body(vault, "persona.md")
@@ -92,8 +83,8 @@ def build_context(vault: Vault, *, budget: int = 4000, query: str | None = None,
     sections: dict[str, list[str]] = {}
     omitted: dict[str, int] = {}
     third = budget // 3
-    sections["persona"], used_p, omitted["persona"] = _fit(persona, third)
-    sections["memory"], used_m, omitted["memory"] = _fit(memory, third)
+    sections["persona"], used_p, omitted["persona"] = fit_lines(persona, third)
+    sections["memory"], used_m, omitted["memory"] = fit_lines(memory, third)
     result = None
     if query:
         from .recall import RecallQuery, RecallSettings, prompt_block, recall
@@ -103,7 +94,7 @@ def build_context(vault: Vault, *, budget: int = 4000, query: str | None = None,
         shown = {x for x in sections["memory"]}
         lines = [x for x in prompt_block(result, max_chars=10**9).splitlines() if x not in shown]
         room = budget - used_p - used_m - 40
-        sections["recall"], _, omitted["recall"] = _fit(lines, max(0, room))
+        sections["recall"], _, omitted["recall"] = fit_lines(lines, max(0, room))
     parts = []
     titles = {"persona": "## About the user", "memory": "## Long-term memory",
               "recall": f"## Recalled for: {query}"}

@@ -31,3 +31,15 @@ def to_datetime(value: Any) -> dt.datetime | None:
 def checksum(data: bytes) -> str:
     """SHA-256 of a file's bytes: the checksum guard and the manifest use it."""
     return hashlib.sha256(data).hexdigest()
+
+
+def fit_lines(lines: list[str], room: int) -> tuple[list[str], int, int]:
+    """The lines, in order, that fit in `room` characters (a newline each); a line that does
+    not fit is skipped, never cut. Returns (kept, characters used, lines left out)."""
+    kept, used = [], 0
+    for line in lines:
+        if used + len(line) + 1 > room:
+            continue
+        kept.append(line)
+        used += len(line) + 1
+    return kept, used, len(lines) - len(kept)

@@ -25,7 +25,7 @@ from typing import Any
 
 from . import artifacts as A
 from .errors import AlayaError, UsageError
-from .primitives import to_datetime
+from .primitives import fit_lines, to_datetime
 from .relations import query_relations, relation_similarity
 
 SESSION_TURN_WEIGHTS = (1.0, 0.5, 0.25)  # a session scores from its best three turns
@@ -871,10 +871,4 @@ def prompt_block(result: Mapping[str, Any], *, max_chars: int = 4000) -> str:
             line = f"- {label} {n['title']}"
             line += f" — {text} ({ref})" if text and text != n["title"] else f" ({ref})"
         lines.append(line)
-    out, used = [], 0
-    for line in lines:
-        if used + len(line) + 1 > max_chars:
-            break
-        out.append(line)
-        used += len(line) + 1
-    return "\n".join(out)
+    return "\n".join(fit_lines(lines, max_chars)[0])
