@@ -76,43 +76,36 @@ def _done(action: str, sha: str | None, items: list[Any], as_json: bool) -> None
         echo(ok(f"{action} {len(items)} change(s)" + (f" (commit {sha[:10]})" if sha else "")))
 
 
-@review.command()
-@click.argument("items", nargs=-1)
-@click.option("--all", "all_items", is_flag=True, help="Everything pending (the default).")
-@json_option
-@click.pass_obj
-@pass_json
-def approve(obj: Any, items: tuple[str, ...], all_items: bool, as_json: bool) -> None:
-    """Approve pending changes: all of them as one merge of the proposal branch, or only the
-    named items (path, id or title) in one commit.
+def _decision(name: str, action: str, doc: str) -> None:
+    """`alaya review approve|reject [ITEM…] [--all]`: the same arguments, output and flow."""
 
-    \b
-    Example:
-      alaya review approve card-7f3a2c1d
-    """
-    from vault_engine.review import approve as run
+    @review.command(name, help=doc)
+    @click.argument("items", nargs=-1)
+    @click.option("--all", "all_items", is_flag=True, help="Everything pending (the default).")
+    @json_option
+    @click.pass_obj
+    @pass_json
+    def command(obj: Any, items: tuple[str, ...], all_items: bool, as_json: bool) -> None:
+        import vault_engine.review as rv
 
-    sha, done = run(obj.vault(), [] if all_items else list(items))
-    _done("approved", sha, done, as_json)
+        sha, done = getattr(rv, name)(obj.vault(), [] if all_items else list(items))
+        _done(action, sha, done, as_json)
 
 
-@review.command()
-@click.argument("items", nargs=-1)
-@click.option("--all", "all_items", is_flag=True, help="Everything pending (the default).")
-@json_option
-@click.pass_obj
-@pass_json
-def reject(obj: Any, items: tuple[str, ...], all_items: bool, as_json: bool) -> None:
-    """Reject pending changes (all, or the named items); the main branch never sees them.
+_decision("approve", "approved", """Approve pending changes: all of them as one merge of the
+proposal branch, or only the named items (path, id or title) in one commit.
 
-    \b
-    Example:
-      alaya review reject --all
-    """
-    from vault_engine.review import reject as run
+\b
+Example:
+  alaya review approve card-7f3a2c1d
+""")
+_decision("reject", "rejected", """Reject pending changes (all, or the named items); the main
+branch never sees them.
 
-    sha, done = run(obj.vault(), [] if all_items else list(items))
-    _done("rejected", sha, done, as_json)
+\b
+Example:
+  alaya review reject --all
+""")
 
 
 @review.command()

@@ -53,9 +53,10 @@ def test_stopwords_are_bm25s_list_and_loading_them_skips_the_package() -> None:
     assert out.strip() == "['gateway'] False"
 
 
-def test_packed_shards_answer_like_the_shards(tmp_path: Path) -> None:
+def two_packed_shards(tmp_path: Path) -> Path:
+    """DOCS in two bm25s shards (units 0–1 and 2–4), built and packed as the compiler does."""
     from compilers.pipeline import build_lexical
-    from vault_engine.lexical import open_pack, pack_shards
+    from vault_engine.lexical import pack_shards
 
     vocab: dict[str, int] = {}
     docs = [[vocab.setdefault(t, len(vocab)) for t in tokenize(d)] for d in DOCS]
@@ -65,6 +66,13 @@ def test_packed_shards_answer_like_the_shards(tmp_path: Path) -> None:
         np.save(folder / f"shard-{k:02d}" / "units.npy",
                 np.arange(len(part), dtype=np.int64) + (0 if k == 0 else 2))
     pack_shards(str(folder))
+    return folder
+
+
+def test_packed_shards_answer_like_the_shards(tmp_path: Path) -> None:
+    from vault_engine.lexical import open_pack
+
+    folder = two_packed_shards(tmp_path)
     packed = open_pack(str(folder))
     assert packed is not None and len(packed) == 2
     for (view, units), k in zip(packed, (0, 1), strict=True):
@@ -78,16 +86,9 @@ def test_packed_shards_answer_like_the_shards(tmp_path: Path) -> None:
 
 
 def test_pack_doc_freq_sums_the_shards(tmp_path: Path) -> None:
-    from compilers.pipeline import build_lexical
-    from vault_engine.lexical import open_doc_freq, pack_shards, token_hash
+    from vault_engine.lexical import open_doc_freq, token_hash
 
-    vocab: dict[str, int] = {}
-    docs = [[vocab.setdefault(t, len(vocab)) for t in tokenize(d)] for d in DOCS]
-    folder = tmp_path / "lexical"
-    for k, part in enumerate((docs[:2], docs[2:])):
-        build_lexical(folder / f"shard-{k:02d}", part, vocab)
-        np.save(folder / f"shard-{k:02d}" / "units.npy", np.arange(len(part), dtype=np.int64))
-    pack_shards(str(folder))
+    folder = two_packed_shards(tmp_path)
     df = open_doc_freq(str(folder))
     assert df is not None
     hashes, counts = df
