@@ -122,8 +122,8 @@ def summarise(rows: list[dict]) -> dict:
     return out
 
 
-GRID = [{"dense_weight": d, "node_bm25_weight": n} for d in (0.6, 0.7, 0.8)
-        for n in (0.2, 0.4, 0.6)]
+GRID = [{"context_weight": c, "date_weight": d, "session_bm25_weight": n}
+        for c in (0.0, 0.3, 0.5) for d in (0.1, 0.3, 0.5) for n in (0.2, 0.4)]
 
 
 def cross_validate(args: argparse.Namespace) -> None:
@@ -138,8 +138,7 @@ def cross_validate(args: argparse.Namespace) -> None:
                                       RecallSettings(**cfg), cards_vote=False)
                           for i, cfg in enumerate(GRID)}
     default = next(i for i, c in enumerate(GRID)
-                   if c == {"dense_weight": RecallSettings().dense_weight,
-                            "node_bm25_weight": RecallSettings().node_bm25_weight})
+                   if all(getattr(RecallSettings(), k) == v for k, v in c.items()))
     held_out: list[dict] = []
     chosen = {}
     for conv in per:
@@ -196,7 +195,7 @@ def main() -> None:
     ap.add_argument("--mmr", type=float, default=0.7)
     ap.add_argument("--set", nargs="*", default=[], metavar="KEY=JSON",
                     help="Override a RecallSettings field for an ablation, e.g. "
-                         "--set node_bm25_weight=0.2")
+                         "--set session_bm25_weight=0.2")
     ap.add_argument("--cross-validate", action="store_true",
                     help="Leave one conversation out: pick the fusion weights on the other "
                          "four, score the held-out one; compare with the defaults.")

@@ -46,7 +46,7 @@ from .recall_index import write_recall_arrays
 from .records import GRAPH_KINDS, NoteRecord, build_record
 
 Progress = Callable[[str, int, int], None]
-RECORD_CACHE_VERSION = 4
+RECORD_CACHE_VERSION = 6
 KEEP_BUILDS = 2
 
 
@@ -76,6 +76,7 @@ class CompileStats:
     deleted: int = 0
     malformed: list[Malformed] = field(default_factory=list)
     units: int = 0
+    context_vectors: int = 0  # session turns also embedded with the turn before them
     embedded: int = 0
     embed_cached: int = 0
     embed_error: str | None = None
@@ -365,6 +366,7 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
         stats.edges = int(prev["counts"]["edges"])
         stats.claims = int(prev["counts"]["claims"])
         stats.vectors = dict(prev["counts"]["vectors"])
+        stats.context_vectors = int(prev["counts"].get("context_vectors", 0))
         timer.total()
         return stats
     import faiss  # only now: an up-to-date vault never pays for these imports
@@ -372,11 +374,13 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
 
     unit_tiers: list[str] = []
     texts: list[str] = []
+    contexts: list[str | None] = []
     for rec in records:
         tier = tiers[rec.key].tier
         for u in rec.units:
             unit_tiers.append(tier)
             texts.append(u.embed_text)
+            contexts.append(u.context)
     stats.units = len(texts)
     for t in A.TIERS:
         stats.tiers[t] = sum(1 for r in records if tiers[r.key].tier == t)
@@ -385,15 +389,20 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     stats.embedder = embedder.id
     known = cstate.known_vectors(embedder.id)
     vec_rows = [i for i, t in enumerate(unit_tiers) if t in ("HOT", "WARM")]
-    matrix = None
+    # session turns that have a turn before them get a second vector: the two read together
+    ctx_rows = [i for i in vec_rows if contexts[i]] \
+        if vault.config.get("embedding", "turn_context") else []
+    matrix = ctx_matrix = None
     ecache = EmbeddingCache(state / A.EMBED_CACHE, embedder.id)
     try:
-        vec_texts = [texts[i] for i in vec_rows]
+        vec_texts = [texts[i] for i in vec_rows] + [str(contexts[i]) for i in ctx_rows]
         matrix, stats.embedded = embed_texts(vec_texts, embedder, ecache,
                                              progress=options.progress, memory=known)
         if matrix is not None and matrix.size:
             cstate.remember_vectors(embedder.id, [text_key(t) for t in vec_texts], matrix)
-        stats.embed_cached = len(vec_rows) - stats.embedded
+            matrix, ctx_matrix = matrix[:len(vec_rows)], matrix[len(vec_rows):]
+            stats.context_vectors = len(ctx_rows)
+        stats.embed_cached = len(vec_texts) - stats.embedded
     except EmbeddingError as exc:
         stats.embed_error = str(exc)
     finally:
@@ -427,7 +436,8 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     # split on "\n" only: JSON keeps U+2028 and friends raw, and splitlines() would cut there
     unit_lines = [line + "\n" for f in frags for line in f.units.split("\n")[:-1]]
     write_recall_arrays(tmp / A.RECALL, records, edges, unit_lines, unit_tiers=unit_tiers,
-                        embedder=embedder.id, compiled_at=now_s)
+                        embedder=embedder.id, compiled_at=now_s,
+                        context=(ctx_rows, ctx_matrix) if ctx_matrix is not None else None)
     timer.lap("units-file")
 
     # one document per note of several units (a whole session); for a one-unit note it would
@@ -485,7 +495,8 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
                   for r in records},
         "malformed": {m.path: {"line": m.line, "message": m.message} for m in stats.malformed},
         "counts": {"notes": stats.notes, "units": stats.units, "edges": stats.edges,
-                   "claims": stats.claims, "tiers": stats.tiers, "vectors": stats.vectors},
+                   "claims": stats.claims, "tiers": stats.tiers, "vectors": stats.vectors,
+                   "context_vectors": stats.context_vectors},
         "lexical_shards": shard_sigs, "notes_lexical_sig": notes_sig, "graph_sig": graph_sig,
     }
     stats.build = build_id

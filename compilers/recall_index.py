@@ -13,6 +13,9 @@ cards) or parse the digest (3.4 s). This writes what recall needs as numpy array
 - `unit_ns.npy` (int16): each unit's namespace, as an index into info.json's `namespaces`;
   `unit_tier.npy` (int8): 0 HOT, 1 WARM, 2 COLD — so the common query filters and looks up
   vectors without decoding a unit's JSON row;
+- `context_row.npy` (int32) and `context_vectors.npy` (float32): for each unit, its row in
+  `context_vectors` (-1 for none) — the vector of a session turn read with the turn before it
+  (`[embedding] turn_context`), blended into the turn's dense score at query time;
 - `info.json`: relation type names, node count, namespaces, embedder id, compile time (read
   per query);
 - `meta.json`: node keys and kinds (read only to resolve --from-nodes or unit-less nodes).
@@ -23,6 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from .graph import Edge
 from .records import GRAPH_KINDS, NoteRecord
@@ -32,7 +36,8 @@ TIER_CODES = {"HOT": 0, "WARM": 1}  # anything else (COLD): 2, no vector
 
 def write_recall_arrays(folder: Path, records: Sequence[NoteRecord], edges: Sequence[Edge],
                         unit_lines: Sequence[str], *, unit_tiers: Sequence[str] | None = None,
-                        embedder: str | None = None, compiled_at: str | None = None) -> None:
+                        embedder: str | None = None, compiled_at: str | None = None,
+                        context: tuple[Sequence[int], Any] | None = None) -> None:
     import numpy as np
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -81,6 +86,12 @@ def write_recall_arrays(folder: Path, records: Sequence[NoteRecord], edges: Sequ
     np.save(folder / "unit_node.npy", np.array(unit_node, dtype=np.int32))
     np.save(folder / "node_unit.npy", node_unit)
     np.save(folder / "unit_ns.npy", np.array(unit_ns, dtype=np.int16))
+    if context is not None and len(context[0]):
+        rows, matrix = context
+        context_row = np.full(len(unit_lines), -1, dtype=np.int32)
+        context_row[np.asarray(rows, dtype=np.int64)] = np.arange(len(rows), dtype=np.int32)
+        np.save(folder / "context_row.npy", context_row)
+        np.save(folder / "context_vectors.npy", np.ascontiguousarray(matrix, dtype=np.float32))
     if unit_tiers is not None:
         np.save(folder / "unit_tier.npy", np.array([TIER_CODES.get(t, 2) for t in unit_tiers],
                                                    dtype=np.int8))

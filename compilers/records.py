@@ -42,6 +42,10 @@ class Unit:
     embed_text: str  # the shortest text that carries the meaning
     lexical: str  # BM25 tokens joined by spaces (one string pickles far faster than a tuple)
     snippet: str
+    # a session turn read with the one before it ("[date] A: question\nB: answer"): embedded
+    # as a second vector, so an answer that never names its subject is found through the
+    # question it answers (docs/recall.md, "turn context")
+    context: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,8 +105,10 @@ def _turn_units(note: Session) -> list[Unit]:
         for chunk in chunks:
             prefix = f"[{when}] " if when else ""
             line = f"{prefix}{speaker}: {chunk}"
+            context = f"{units[-1].embed_text}\n{speaker}: {chunk}" if units else None
             units.append(Unit(anchor=turn.anchor, embed_text=line,
-                              lexical=" ".join(tokenize(line)), snippet=line[:240]))
+                              lexical=" ".join(tokenize(line)), snippet=line[:240],
+                              context=context))
     return units
 
 

@@ -82,7 +82,9 @@ def test_graph_edges(awkward_vault: Path) -> None:
 
 def test_editing_one_claim_embeds_exactly_one_text(awkward_vault: Path, hash_env: None) -> None:
     code, first = cli_json(awkward_vault, "compile")
-    assert code == 0 and first["embedded"] == first["units"] > 1
+    # every unit, plus each session turn read with the one before it
+    assert code == 0 and first["context_vectors"] > 0
+    assert first["embedded"] == first["units"] + first["context_vectors"]
     card = awkward_vault / "cards" / "gotcha" / "网关重启前通知.md"
     card.write_text(card.read_text("utf-8").replace("必须先发", "必须提前发"), encoding="utf-8")
     code, second = cli_json(awkward_vault, "compile")

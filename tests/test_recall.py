@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from cli.main import cli
 from compilers.pipeline import CompileOptions, compile_vault
 from vault_engine.providers.embedding import HashEmbedder
-from vault_engine.recall import RecallQuery, recall
+from vault_engine.recall import RecallQuery, RecallSettings, recall
 from vault_engine.relations import relation_similarity
 from vault_engine.vault import Vault
 
@@ -170,3 +170,51 @@ def test_fresh_compiles_before_answering(graph_vault: Path) -> None:
     assert "card-late" not in [n["id"] for n in stale["nodes"]]
     fresh = run(graph_vault, "zebra crossing sensors", "--json", "--fresh")
     assert fresh["nodes"][0]["id"] == "card-late"
+
+
+def _chat_vault(root: Path) -> Vault:
+    from vault_engine.ingest import ingest
+
+    turns = [("Joanna", "How long have you had your pet turtles?"),
+             ("Nate", "Three years now, and they still make me happy."),
+             ("Joanna", "I went hiking on the mountain trail yesterday."),
+             ("Nate", "The weather was great for a long walk outside."),
+             ("Joanna", "My new screenplay is almost finished."),
+             ("Nate", "I won a video game tournament last week.")]
+    ms = 1_650_000_000_000
+    session = {"id": "chat-1", "timestamp": ms, "channel": "chat",
+               "turns": [{"id": f"m{i}", "role": "user", "name": name, "content": text,
+                          "timestamp": ms + i * 1000} for i, (name, text) in enumerate(turns)]}
+    ingest(Vault.open(root), [("chat-1.json", json.dumps(session).encode())])
+    return Vault.open(root)
+
+
+def test_an_answer_is_found_through_the_question_before_it(vault_path: Path) -> None:
+    """Turn context: "Three years now" never names the turtles; read with the question before
+    it, it does. Every turn but a session's first gets that second vector."""
+    vault = _chat_vault(vault_path)
+    stats = compile_vault(vault, CompileOptions(embedder=HASH))
+    assert (stats.units, stats.context_vectors) == (6, 5)
+    question = "how long has Nate had his turtles"
+
+    def best_turns(weight: float) -> list[str]:
+        result = recall(vault.state_dir, RecallQuery(text=question, mode="vector", top_k=3),
+                        embedder=HASH, settings=RecallSettings(context_weight=weight),
+                        telemetry=False)
+        assert [n["id"] for n in result["nodes"]] == ["chat-1"]
+        return result["nodes"][0]["anchors"]
+
+    assert "t2" not in best_turns(0.0)  # the answer alone: nothing in common with the query
+    assert best_turns(0.5)[:2] == ["t1", "t2"]  # with its question: right after it
+
+
+def test_turn_context_can_be_turned_off(vault_path: Path) -> None:
+    vault = _chat_vault(vault_path)
+    config = vault_path / "alaya.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        "turn_context = true", "turn_context = false"), encoding="utf-8")
+    stats = compile_vault(Vault.open(vault_path), CompileOptions(embedder=HASH))
+    assert (stats.units, stats.context_vectors, stats.embedded) == (6, 0, 6)
+    result = recall(vault.state_dir, RecallQuery(text="turtles", mode="vector"), embedder=HASH,
+                    telemetry=False)
+    assert result["nodes"][0]["id"] == "chat-1"  # recall works without context vectors

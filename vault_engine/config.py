@@ -38,6 +38,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "concurrency": 4,
         "timeout_s": 30.0,
         "max_retries": 4,
+        "turn_context": True,  # also embed each session turn with the turn before it
     },
     "llm": {
         "provider": "rules",  # rules (offline distiller) | openai (any /v1/chat/completions)
@@ -71,6 +72,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "mmr_lambda": 0.7,
         "fusion": "weighted",  # weighted (scores scaled 0-1) | rrf (reciprocal rank fusion)
         "dense_weight": 0.7,  # weighted fusion: share of the vector score
+        "context_weight": 0.5,  # share of a turn's dense score read with the turn before it
+        "session_bm25_weight": 0.4,  # a session's BM25 as one document, added to its score
+        "date_weight": 0.3,  # added for a note dated on a day or month the query names
     },
     "memory": {  # seed 002: six-factor promotion into MEMORY.md
         "budget_chars": 10_000,

@@ -173,6 +173,7 @@ class RecallIndex:
             if size else b""
         self._rows: dict[int, dict[str, Any]] = {}
         self._vec: dict[str, Any] = {}
+        self._context: Any = None
         self._lexical: Any = None
 
     # -- nodes ----------------------------------------------------------------------------
@@ -225,6 +226,21 @@ class RecallIndex:
             return index.reconstruct(int(unit))
         except RuntimeError:
             return None
+
+    def context(self) -> tuple[Any, Any] | None:
+        """(row of each unit in the context vectors or -1, the context vectors): session turns
+        read with the turn before them. None when the build has none."""
+        if self._context is None:
+            import numpy as np
+
+            path = self.folder / "context_vectors.npy"
+            if not path.exists():
+                self._context = False
+            else:
+                mode = None if self.resident else "r"
+                self._context = (np.load(self.folder / "context_row.npy", mmap_mode=mode),
+                                 np.load(path, mmap_mode=mode))
+        return self._context or None
 
     def doc_freq(self, token: str) -> int:
         """How many units contain a token (summed over the shards' sparse columns)."""
@@ -324,8 +340,9 @@ class RecallSettings:
     default_namespace: str = "shared"
     fusion: str = "weighted"  # weighted | rrf (docs/recall.md: why weighted is the default)
     dense_weight: float = 0.7  # weighted fusion: share of the dense score
-    node_bm25_weight: float = 0.4  # a note's BM25 evidence over all its units
-    date_weight: float = 0.1  # notes dated on a day or month the query names
+    context_weight: float = 0.5  # share of a turn's dense score read with the turn before it
+    session_bm25_weight: float = 0.4  # a note's BM25 evidence over all its units
+    date_weight: float = 0.3  # notes dated on a day or month the query names
     complete_scores: bool = True  # score every candidate on both sides (see _complete)
 
     @classmethod
@@ -335,7 +352,9 @@ class RecallSettings:
                    top_k=r["top_k"], depth=r["depth"],
                    rel_threshold=r["rel_similarity_threshold"], mmr_lambda=r["mmr_lambda"],
                    default_namespace=config.get("vault", "default_namespace"),
-                   fusion=r["fusion"], dense_weight=r["dense_weight"])
+                   fusion=r["fusion"], dense_weight=r["dense_weight"],
+                   context_weight=r["context_weight"],
+                   session_bm25_weight=r["session_bm25_weight"], date_weight=r["date_weight"])
 
 
 def _rank_vector(index: RecallIndex, qvec: Any, k: int) -> list[tuple[int, float]]:
@@ -512,6 +531,30 @@ def _complete(index: RecallIndex, rankings: list[list[tuple[int, float]]], lexic
     return [sorted(vec + extra, key=lambda x: -x[1]), sorted(lex + lex_extra, key=lambda x: -x[1])]
 
 
+def _blend_context(index: RecallIndex, ranking: list[tuple[int, float]], qvec: Any,
+                   weight: float) -> list[tuple[int, float]]:
+    """A turn's dense score blended with the query's cosine to the turn read together with the
+    one before it: an answer ("I've had them for three years") is found through the question
+    it answers ("How long have you had your turtles?"). Turns without a context vector (a
+    session's first turn, cards, entities) keep their own score."""
+    import numpy as np
+
+    ctx = index.context()
+    if ctx is None or not weight or not ranking:
+        return ranking
+    rows_of, vectors = ctx
+    units = np.fromiter((u for u, _ in ranking), dtype=np.int64, count=len(ranking))
+    rows = np.asarray(rows_of[units])
+    has = rows >= 0
+    if not has.any():
+        return ranking
+    scores = np.fromiter((s for _, s in ranking), dtype=np.float32, count=len(ranking))
+    q = np.asarray(qvec, dtype=np.float32).reshape(-1)
+    scores[has] = (1.0 - weight) * scores[has] + weight * (np.asarray(vectors[rows[has]]) @ q)
+    order = np.argsort(-scores, kind="stable")
+    return [(int(units[i]), float(scores[i])) for i in order]
+
+
 def _rrf(rankings: Sequence[list[tuple[int, float]]], k: int) -> dict[int, float]:
     fused: dict[int, float] = {}
     for ranking in rankings:
@@ -592,6 +635,8 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         rankings.append(_rank_lexical(lexical_scores, k_search))
     if settings.complete_scores and qvec is not None and lexical_scores is not None:
         rankings = _complete(index, rankings, lexical_scores, qvec)
+    if qvec is not None:
+        rankings[0] = _blend_context(index, rankings[0], qvec, settings.context_weight)
     if settings.fusion == "rrf":
         fused = _rrf(rankings, settings.rrf_k)
     else:
@@ -619,7 +664,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     hits: dict[int, Hit] = {}
     node_lex: Any = {}
     lex_top = float(lexical_scores.max()) if lexical_scores is not None else 0.0
-    if settings.node_bm25_weight and lex_top > 0:
+    if settings.session_bm25_weight and lex_top > 0:
         node_lex = _node_lexical(index, text)  # notes of several units (sessions)
 
     def note_bm25(node: int) -> float:
@@ -636,7 +681,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
             continue
         units.sort(key=lambda x: -x[1])
         score = sum(w * s / best for w, (_, s) in zip(SESSION_TURN_WEIGHTS, units, strict=False))
-        score += settings.node_bm25_weight * note_bm25(node)
+        score += settings.session_bm25_weight * note_bm25(node)
         if dates:
             score += settings.date_weight * _date_match(index.row(units[0][0]).get("when"),
                                                         dates)
