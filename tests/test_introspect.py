@@ -311,3 +311,37 @@ def test_consolidate_links_cards_to_entities_they_name(tmp_path: Path) -> None:
     assert "{type: REFERENCES, target: '[[ent-redis]]'" in (root / "cards" / "ack.md").read_text()
     assert (root / "cards" / "cache.md").read_text().count("REFERENCES") == 1
     assert "REFERENCES" not in (root / "cards" / "other.md").read_text()  # no partial words
+
+
+def test_consolidate_joins_causal_chains_across_sessions(tmp_path: Path) -> None:
+    """A card that says it caused something, and a card of another session that describes
+    that something: CAUSED_BY between them (and the same for "because of …"). Not within one
+    session, not on a one-word phrase, never twice."""
+    from vault_engine.init_vault import init_vault
+
+    root = tmp_path / "v"
+    init_vault(root)
+
+    def session_card(name: str, session: str, text: str) -> None:
+        path = card(root, name, id=f"card-{name}", title=name.capitalize(),
+                    claims=[claim("c1", text)])
+        path.write_text(path.read_text().replace("[[session-a]]", f"[[{session}]]"))
+
+    session_card("lag", "s-prices", "The replica had replication lag of 40 minutes, so it "
+                 "served old prices")
+    session_card("creds", "s-wal", "The archive credentials expired and the disk filled, which "
+                 "caused replication lag of 40 minutes")
+    session_card("panel", "s-wal", "The panel shows replication lag of 40 minutes")  # same session
+    session_card("migration", "s-migrate", "The 2am migration failed because of the nightly "
+                 "backup lock")
+    session_card("backup", "s-backup", "The nightly backup takes a lock on every table")
+    session_card("restart", "s-deploy", "The deploy restarted the pods, which caused downtime")
+    session_card("downtime", "s-status", "Customers reported downtime on the status page")
+    out = run(root, "--phase", "consolidate")
+    assert out["phases"][0]["numbers"]["causal_links"] == 2
+    text = {p.stem: p.read_text() for p in (root / "cards").glob("*.md")}
+    assert "{type: CAUSED_BY, target: '[[card-creds]]'" in text["lag"]
+    assert "{type: CAUSED_BY, target: '[[card-backup]]'" in text["migration"]
+    assert "CAUSED_BY" not in text["panel"]  # its own session's card said it
+    assert "CAUSED_BY" not in text["downtime"]  # "downtime" alone is too little to join on
+    assert run(root, "--phase", "consolidate")["phases"][0]["numbers"]["causal_links"] == 0

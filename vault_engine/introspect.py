@@ -302,15 +302,19 @@ def phase_consolidate(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
         if sim < SIMILAR_BAND[1] and frozenset({paths[i], paths[j]}) not in linked:
             similar.append((cards[i], cards[j], round(sim, 3)))
     mentions = entity_mentions(index, [c for c in cards], merged)
+    causes = causal_links(index, cards, merged)
     suggestions = relation_suggestions(live)
     r.numbers.update(duplicate_pairs=len(plan), similar_links=len(similar),
-                     entity_links=len(mentions), relation_suggestions=len(suggestions))
+                     entity_links=len(mentions), causal_links=len(causes),
+                     relation_suggestions=len(suggestions))
     r.lines = [f"- merge [[{loser.id or loser.stem}]] into [[{w.id or w.stem}]] "
                f"({s:.0%} of their words shared)" for w, loser, s in plan]
     r.lines += [f"- SIMILAR_TO [[{a.id or a.stem}]] ↔ [[{b.id or b.stem}]] ({s:.0%})"
                 for a, b, s in similar]
     r.lines += [f"- [[{c.id or c.stem}]] REFERENCES [[{e.id or e.stem}]] (mentions "
                 f"“{name}”)" for c, e, name in mentions]
+    r.lines += [f"- [[{a.id or a.stem}]] CAUSED_BY [[{b.id or b.stem}]] (across sessions: "
+                f"“{phrase}”)" for a, b, phrase in causes]
     if suggestions:
         r.lines += ["", "Relation types:"] + [f"- {s}" for s in suggestions]
 
@@ -366,10 +370,14 @@ def phase_consolidate(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
             item = FlowMap(type="REFERENCES", target=_link_to(entity), weight=0.6,
                            reason=f"introspect: mentions {name}")
             tx.update(card.path, _appender("relations", item))
+        for effect, cause, phrase in causes:
+            item = FlowMap(type="CAUSED_BY", target=_link_to(cause), weight=0.7,
+                           reason=f"introspect: across sessions, “{phrase}”")
+            tx.update(effect.path, _appender("relations", item))
 
-    _commit_phase(ctx, r, results, work if (plan or similar or mentions) else None,
+    _commit_phase(ctx, r, results, work if (plan or similar or mentions or causes) else None,
                   f"{len(plan)} merge(s), {len(similar)} SIMILAR_TO, "
-                  f"{len(mentions)} entity link(s)")
+                  f"{len(mentions)} entity link(s), {len(causes)} causal link(s)")
     return r
 
 
@@ -407,6 +415,79 @@ def entity_mentions(index: VaultIndex, cards: Sequence[Card],
             seen.add(entity.path)
             out.append((card, entity, m.group(1)))
     return out
+
+
+# "…, which caused replication lag of 40 minutes": what follows is an effect of this card
+_EFFECT_RE = re.compile(r"(?i)\b(?:caused|causes|causing|led\s+to|leads\s+to|leading\s+to|"
+                        r"resulted\s+in|results\s+in|triggered|triggers)\s+(?P<phrase>[^.;:!?,()]+)")
+# "…, caused by expired credentials": what follows is a cause named by this card
+_CAUSE_RE = re.compile(r"(?i)\b(?:caused\s+by|because\s+of|due\s+to|triggered\s+by|"
+                       r"started\s+when)\s+(?P<phrase>[^.;:!?,()]+)")
+CAUSAL_PHRASE_TOKENS = (2, 5)  # a phrase is its first 2–5 content words (stemmed)
+
+
+def _sessions_of(card: Card) -> frozenset[str]:
+    return frozenset(str(s).strip("[]").split("|")[0].split("#")[0]
+                     for s in card.meta.get("source_sessions") or [])
+
+
+def causal_links(index: VaultIndex, cards: Sequence[Card],
+                 skip: Iterable[str] = ()) -> list[tuple[Card, Card, str]]:
+    """Causal chains across sessions: card B says it caused a phrase ("…, which caused
+    replication lag of 40 minutes") and card A, from another session, describes that phrase
+    ("the replica had replication lag of 40 minutes") → A CAUSED_BY B. Likewise A names its
+    cause ("… caused by the expired archive credentials") and B, from another session, is
+    about it. A phrase is its first content words (stemmed, stopwords out, 2–5 of them), and
+    every one must be among the other card's words: specific enough that "the disk" alone
+    never links two incidents. Returns (effect card, cause card, phrase)."""
+    from .lexical import tokenize
+
+    skipped = set(skip)
+    live = [c for c in cards if c.path not in skipped and c.claims]
+    words = {c.path: card_tokens(c) for c in live}
+    sessions = {c.path: _sessions_of(c) for c in live}
+    # a word in most cards says nothing about which two belong together
+    postings: dict[str, set[str]] = {}
+    for path, toks in words.items():
+        for t in toks:
+            postings.setdefault(t, set()).add(path)
+    common = {t for t, ps in postings.items() if len(ps) > max(3, len(live) // 4)}
+    by_path = {c.path: c for c in live}
+
+    def about(key: frozenset[str]) -> list[Card]:
+        """The cards that contain every word of a phrase (rarest word's postings first)."""
+        lists = sorted((postings.get(t, set()) for t in key), key=len)
+        hits = set(lists[0]).intersection(*lists[1:]) if lists else set()
+        return [by_path[p] for p in sorted(hits)]
+    lo, hi = CAUSAL_PHRASE_TOKENS
+
+    def phrases(card: Card, pattern: re.Pattern[str]) -> list[tuple[frozenset[str], str]]:
+        out = []
+        for claim in card.claims:
+            for m in pattern.finditer(claim.text):
+                toks = [t for t in tokenize(m.group("phrase")) if t not in common][:hi]
+                if len(toks) >= lo:
+                    out.append((frozenset(toks), m.group("phrase").strip()))
+        return out
+
+    linked = set()
+    for c in live:
+        for rel in c.relations:
+            res = index.resolver.resolve(rel.target)
+            if res.note is not None:
+                linked.add(frozenset({c.path, res.note.path}))
+    found: dict[tuple[str, str], tuple[Card, Card, str]] = {}
+    for card in live:
+        for key, phrase in phrases(card, _EFFECT_RE):  # card caused the phrase
+            for other in about(key):
+                if not sessions[card.path] & sessions[other.path]:
+                    found.setdefault((other.path, card.path), (other, card, phrase))
+        for key, phrase in phrases(card, _CAUSE_RE):  # the phrase caused card
+            for other in about(key):
+                if not sessions[card.path] & sessions[other.path]:
+                    found.setdefault((card.path, other.path), (card, other, phrase))
+    return [v for (a, b), v in sorted(found.items())
+            if a != b and frozenset({a, b}) not in linked and sessions[a] and sessions[b]]
 
 
 def relation_suggestions(notes: Sequence[Note], promote_at: int = 100) -> list[str]:
