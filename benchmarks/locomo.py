@@ -1,6 +1,8 @@
 """Session- and turn-level retrieval on LoCoMo through alaya's own pipeline.
 
-Each conversation becomes one vault: every session converted to the session JSON `alaya
+Session level: a hit counts for the session it came from. Turn level: the evidence turns
+among the turns recall shows, in order (each session hit's best turns, sessions in rank
+order). Each conversation becomes one vault: every session converted to the session JSON `alaya
 ingest` accepts (speakers as names, `dia_id` as turn ids, the session date as timestamps,
 shared-image captions kept in the text), ingested, compiled with the bundled embedder. Every
 question of categories 1–4 goes through `recall` (sessions only, no LLM); a hit counts for the
@@ -71,9 +73,22 @@ def build_vault(path: Path, sample: dict, name: str, embedder: LocalEmbedder,
     return vault
 
 
+def turn_ids(sample: dict, name: str) -> dict[tuple[str, str], str]:
+    """(session id, turn anchor) → LoCoMo dia_id: ingest numbers a session's turns t1, t2, …
+    in the order they come."""
+    conv = sample.get("conversation", sample)
+    out = {}
+    for key, turns in conv.items():
+        if key.startswith("session_") and key.count("_") == 1 and isinstance(turns, list):
+            for i, t in enumerate(turns, 1):
+                out[(f"{name}-s{int(key.split('_')[1])}", f"t{i}")] = t["dia_id"]
+    return out
+
+
 def evaluate(vault: Vault, name: str, sample: dict, embedder: LocalEmbedder, mode: str,
              settings: RecallSettings, cards_vote: bool = False) -> list[dict]:
     rows = []
+    dia = turn_ids(sample, name)
     for qa in sample["qa"]:
         cat = qa.get("category")
         if cat not in CATEGORIES:
@@ -96,20 +111,28 @@ def evaluate(vault: Vault, name: str, sample: dict, embedder: LocalEmbedder, mod
                 if sid not in ranked:
                     ranked.append(sid)
         first = next((i for i, s in enumerate(ranked, 1) if s in gold), None)
+        # turn level: the evidence turns among the turns recall shows, in its order (each
+        # session hit's best turns, up to three, sessions in rank order)
+        turns = [dia.get((n["id"], a)) for n in result["nodes"] if n["kind"] == "session"
+                 for a in n.get("anchors", [])]
+        first_turn = next((i for i, t in enumerate(turns, 1) if t in gold_turns), None)
         rows.append({
             "category": cat, "latency_ms": latency,
             "r5": len(gold & set(ranked[:5])) / len(gold),
             "r10": len(gold & set(ranked[:10])) / len(gold),
             "mrr": 1 / first if first else 0.0,
+            "turn_r5": len(gold_turns & set(turns[:5])) / len(gold_turns),
+            "turn_r10": len(gold_turns & set(turns[:10])) / len(gold_turns),
+            "turn_mrr": 1 / first_turn if first_turn else 0.0,
         })
     return rows
 
 
 def summarise(rows: list[dict]) -> dict:
     def agg(sel: list[dict]) -> dict:
-        return {"n": len(sel), "r5": round(statistics.mean(r["r5"] for r in sel), 3),
-                "r10": round(statistics.mean(r["r10"] for r in sel), 3),
-                "mrr": round(statistics.mean(r["mrr"] for r in sel), 3)}
+        keys = ("r5", "r10", "mrr", "turn_r5", "turn_r10", "turn_mrr")
+        return {"n": len(sel), **{k: round(statistics.mean(r[k] for r in sel), 3)
+                                  for k in keys if k in sel[0]}}
 
     out = {"all": agg(rows)}
     for cat, label in CATEGORIES.items():
