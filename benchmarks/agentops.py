@@ -49,6 +49,10 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/alaya-agentops"))
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--depth", type=int, default=1, help="graph expansion depth")
+    ap.add_argument("--set", type=Path, default=HERE, dest="data",
+                    help="a folder with sessions/*.json and questions.json (default: the main "
+                         "set; benchmarks/agentops/heldout is a second set written before the "
+                         "graph-ranking work, for checking changes on questions not tuned to)")
     ap.add_argument("--introspect", action="store_true",
                     help="run `introspect --phase consolidate` before compiling (entity links, "
                          "SIMILAR_TO across sessions)")
@@ -56,7 +60,7 @@ def main() -> None:
     shutil.rmtree(args.workdir, ignore_errors=True)
     init_vault(args.workdir)
     vault = Vault.open(args.workdir)
-    ingest(vault, read_inputs([str(p) for p in sorted((HERE / "sessions").glob("*.json"))]))
+    ingest(vault, read_inputs([str(p) for p in sorted((args.data / "sessions").glob("*.json"))]))
     distill(vault, distiller="rules")
     if args.introspect:
         from vault_engine.introspect import introspect
@@ -64,7 +68,7 @@ def main() -> None:
         introspect(vault, phases=("consolidate",))
     embedder = LocalEmbedder()
     compile_vault(vault, CompileOptions(embedder=embedder))
-    questions = json.loads((HERE / "questions.json").read_text())
+    questions = json.loads((args.data / "questions.json").read_text())
     settings = RecallSettings()
     out: dict[str, dict] = {}
     for mode in ("hybrid", "bm25", "vector"):
