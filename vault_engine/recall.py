@@ -237,9 +237,10 @@ class RecallIndex:
             if not path.exists():
                 self._context = False
             else:
-                mode = None if self.resident else "r"
-                self._context = (np.load(self.folder / "context_row.npy", mmap_mode=mode),
-                                 np.load(path, mmap_mode=mode))
+                # resident (serve): read into RAM once; a one-shot recall maps them
+                rows_path = self.folder / "context_row.npy"
+                self._context = (np.load(rows_path), np.load(path)) if self.resident else (
+                    np.load(rows_path, mmap_mode="r"), np.load(path, mmap_mode="r"))
         return self._context or None
 
     def doc_freq(self, token: str) -> int:
