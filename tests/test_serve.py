@@ -119,3 +119,33 @@ def test_token_is_required_when_set(graph_vault: Path) -> None:  # noqa: F811
         srv.stop.set()
         thread.join(10)
     assert read_serve_file(graph_vault / ".alaya") is None  # announcement removed on stop
+
+
+def test_resident_recall_reads_turn_context_like_a_one_shot_recall(
+        vault_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server keeps the context vectors in RAM, a one-shot recall maps them: same turns."""
+    from compilers.pipeline import CompileOptions, compile_vault
+
+    from .test_recall import HASH, _chat_vault
+
+    monkeypatch.setenv("ALAYA_EMBED_PROVIDER", "hash")
+    vault = _chat_vault(vault_path)
+    assert compile_vault(vault, CompileOptions(embedder=HASH)).context_vectors == 5
+    srv = RecallServer(Vault.open(vault_path), token=None, watch=False)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        for _ in range(100):
+            if read_serve_file(vault_path / ".alaya"):
+                break
+            threading.Event().wait(0.05)
+        query = "how long has Nate had his turtles"
+        code, served = post(srv.url, {"text": query, "mode": "vector", "top_k": 3})
+        assert code == 200
+        local = CliRunner().invoke(cli, ["--vault", str(vault_path), "recall", query, "--mode",
+                                         "vector", "--top-k", "3", "--json"])
+        anchors = json.loads(local.output)["nodes"][0]["anchors"]
+        assert served["nodes"][0]["anchors"] == anchors and anchors[:2] == ["t1", "t2"]
+    finally:
+        srv.stop.set()
+        thread.join(10)
