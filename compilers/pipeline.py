@@ -354,7 +354,9 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     tiers = assign_tiers(inputs, note_stats, now, vault.config.section("tiers"))
     timer.lap("tiers")
     embedder = options.embedder or get_embedder(vault.config)
-    if _up_to_date(prev, records, tiers, embedder.id, stats, options):
+    turn_context = bool(vault.config.get("embedding", "turn_context"))
+    if _up_to_date(prev, records, tiers, embedder.id, stats, options) and \
+            bool(prev and prev.get("turn_context", True)) == turn_context:
         # Nothing to do: the published build already describes this vault exactly.
         stats.build = ""
         stats.up_to_date = True
@@ -390,8 +392,7 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     known = cstate.known_vectors(embedder.id)
     vec_rows = [i for i, t in enumerate(unit_tiers) if t in ("HOT", "WARM")]
     # session turns that have a turn before them get a second vector: the two read together
-    ctx_rows = [i for i in vec_rows if contexts[i]] \
-        if vault.config.get("embedding", "turn_context") else []
+    ctx_rows = [i for i in vec_rows if contexts[i]] if turn_context else []
     matrix = ctx_matrix = None
     ecache = EmbeddingCache(state / A.EMBED_CACHE, embedder.id)
     try:
@@ -489,6 +490,7 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
         "embedder": {"id": embedder.id,
                      "dim": int(matrix.shape[1]) if matrix is not None and matrix.size else None},
         "vectors_complete": stats.embed_error is None,
+        "turn_context": turn_context,
         "vault_fingerprint": fingerprint(records),
         "notes": {r.path: {"sha256": r.checksum, "key": r.key, "kind": r.kind,
                            "first_seen": first_seen[r.path], "tier": tiers[r.key].tier}

@@ -218,3 +218,20 @@ def test_turn_context_can_be_turned_off(vault_path: Path) -> None:
     result = recall(vault.state_dir, RecallQuery(text="turtles", mode="vector"), embedder=HASH,
                     telemetry=False)
     assert result["nodes"][0]["id"] == "chat-1"  # recall works without context vectors
+
+
+def test_turning_turn_context_off_and_on_rebuilds(vault_path: Path) -> None:
+    """A config change with no note changed still gives a new build: the vault's notes are
+    the same, what is compiled from them is not."""
+    vault = _chat_vault(vault_path)
+    assert compile_vault(vault, CompileOptions(embedder=HASH)).context_vectors == 5
+    config = vault_path / "alaya.toml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("turn_context = true", "turn_context = false"),
+                      encoding="utf-8")
+    off = compile_vault(Vault.open(vault_path), CompileOptions(embedder=HASH))
+    assert not off.up_to_date and off.context_vectors == 0
+    assert compile_vault(Vault.open(vault_path), CompileOptions(embedder=HASH)).up_to_date
+    config.write_text(text, encoding="utf-8")
+    on = compile_vault(Vault.open(vault_path), CompileOptions(embedder=HASH))
+    assert not on.up_to_date and on.context_vectors == 5 and on.embedded == 0  # from the cache
