@@ -175,7 +175,8 @@ def status(obj: Any, as_json: bool) -> None:
     for t, n in list(g["links"].items())[:6]:
         echo(f"    - {t}: {n:,}")
     echo("\nL1 Vectors")
-    echo(f"  Units: {v['units']:,} ({v['embedder']['id']})")
+    context = f", +{v['context_vectors']:,} turns in context" if v.get("context_vectors") else ""
+    echo(f"  Units: {v['units']:,} ({v['embedder']['id']}{context})")
     for tier in ("HOT", "WARM", "COLD"):
         size = v["bytes"].get(tier, 0) / 1e6
         extra = f" ({size:.1f} MB)" if tier != "COLD" else " (no vectors)"

@@ -74,7 +74,8 @@ def status(state_dir: Path) -> dict[str, Any]:
     pages = digest["pages"]
     sessions = [p for p in pages if p["kind"] == "session"]
     starts = sorted(p["created"] for p in sessions if p.get("created"))
-    temps = [p["temperature"] for p in pages if p["kind"] in ("card", "entity", "note")]
+    temps = [p["temperature"] for p in pages
+             if p["kind"] in ("card", "entity", "note", "session")]
     bins = [(0.9, 1.01), (0.7, 0.9), (0.5, 0.7), (0.3, 0.5), (0.0, 0.3)]
     histogram = [{"range": f"{lo:.1f}-{min(hi, 1.0):.1f}",
                   "count": sum(1 for t in temps if lo <= t < hi)} for lo, hi in bins]
@@ -92,6 +93,7 @@ def status(state_dir: Path) -> dict[str, Any]:
                   "links": dict(relation_counts(digest).most_common()),
                   "claims": digest["counts"]["claims"]},
         "vectors": {"units": manifest["counts"]["units"],
+                    "context_vectors": manifest["counts"].get("context_vectors", 0),
                     "tiers": {t: tiers.get(t, 0) for t in A.TIERS},
                     "vectors": manifest["counts"]["vectors"],
                     "bytes": sizes, "embedder": manifest["embedder"]},
