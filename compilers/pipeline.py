@@ -353,7 +353,7 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
         inputs.append(TierInput(rec.key, created, rec.pinned))
     tiers = assign_tiers(inputs, note_stats, now, vault.config.section("tiers"))
     timer.lap("tiers")
-    embedder = options.embedder or get_embedder(vault.config)
+    embedder = options.embedder or get_embedder(vault.config, batch=True)
     turn_context = bool(vault.config.get("embedding", "turn_context"))
     if _up_to_date(prev, records, tiers, embedder.id, stats, options) and \
             bool(prev and prev.get("turn_context", True)) == turn_context:

@@ -84,6 +84,16 @@ def test_provider_selection_from_env_overrides_config() -> None:
         get_embedder(CONFIG, env={"ALAYA_EMBED_PROVIDER": "magic"})
 
 
+def test_bundled_model_threads_every_core_for_compiling_one_for_queries() -> None:
+    from vault_engine.providers.embedding import available_cores
+
+    query, batch = get_embedder(CONFIG, env={}), get_embedder(CONFIG, env={}, batch=True)
+    assert isinstance(query, LocalEmbedder) and isinstance(batch, LocalEmbedder)
+    assert (query.threads, batch.threads) == (1, available_cores())
+    fixed = get_embedder(parse_config("[embedding]\nthreads = 3\n"), env={}, batch=True)
+    assert isinstance(fixed, LocalEmbedder) and fixed.threads == 3
+
+
 def test_compile_embeds_through_a_local_openai_server(awkward_vault: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeOpenAI(dim=48) as srv:

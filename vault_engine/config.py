@@ -38,6 +38,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "concurrency": 4,
         "timeout_s": 30.0,
         "max_retries": 4,
+        "threads": 0,  # bundled model: 0 = every core when compiling, one for queries
         "turn_context": True,  # also embed each session turn with the turn before it
     },
     "llm": {

