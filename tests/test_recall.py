@@ -235,3 +235,21 @@ def test_turning_turn_context_off_and_on_rebuilds(vault_path: Path) -> None:
     config.write_text(text, encoding="utf-8")
     on = compile_vault(Vault.open(vault_path), CompileOptions(embedder=HASH))
     assert not on.up_to_date and on.context_vectors == 5 and on.embedded == 0  # from the cache
+
+
+def test_a_session_hit_shows_the_turn_before_its_best_turn(vault_path: Path) -> None:
+    vault = _chat_vault(vault_path)
+    compile_vault(vault, CompileOptions(embedder=HASH))
+    result = recall(vault.state_dir, RecallQuery(text="three years happy", mode="bm25"),
+                    embedder=None, telemetry=False)
+    jsonschema.validate(result, SCHEMA)
+    best = result["nodes"][0]["turns"][0]
+    assert best["anchor"] == "t2" and "Three years now" in best["text"]
+    assert best["before"].endswith("Joanna: How long have you had your pet turtles?")
+    first = [t for n in result["nodes"] for t in n["turns"] if t["anchor"] == "t1"]
+    assert all(t["before"] is None for t in first)
+    from vault_engine.recall import prompt_block
+
+    line = prompt_block(result).splitlines()[0]
+    assert line.startswith("- [episodic] Joanna: How long have you had your pet turtles? → ")
+    assert "Three years now" in line and line.endswith("([[chat-1#^t2]])")

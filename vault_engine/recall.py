@@ -861,6 +861,7 @@ def _mmr(index: RecallIndex, ranked: list[Hit], k: int, lam: float) -> list[Hit]
 
 
 _CHUNK_RE = re.compile(r"\s+")
+_DATE_PREFIX_RE = re.compile(r"^\[[^\]]*\]\s*")
 
 
 def _node_json(index: RecallIndex, hit: Hit) -> dict[str, Any]:
@@ -883,8 +884,18 @@ def _node_json(index: RecallIndex, hit: Hit) -> dict[str, Any]:
         out["session_id"] = key
         out["anchors"] = [a for a in anchors if a]
         out["turns"] = [{"anchor": index.row(u).get("anchor"),
-                         "text": index.row(u).get("snippet", "")} for u, _ in hit.units if u >= 0]
+                         "text": index.row(u).get("snippet", ""),
+                         "before": _turn_before(index, u)} for u, _ in hit.units if u >= 0]
     return out
+
+
+def _turn_before(index: RecallIndex, unit: int) -> str | None:
+    """The turn before a session turn (the question an answer answers), or None for the
+    first: an answer shown alone ("Three years now.") often says nothing of its subject."""
+    prev = unit - 1
+    if prev < 0 or int(index.unit_node[prev]) != int(index.unit_node[unit]):
+        return None
+    return str(index.row(prev).get("snippet", "")) or None
 
 
 def _explorable(index: RecallIndex, hits: Sequence[Hit], wanted: Sequence[str], text: str,
@@ -912,6 +923,9 @@ def prompt_block(result: Mapping[str, Any], *, max_chars: int = 4000) -> str:
         text = _CHUNK_RE.sub(" ", n.get("snippet") or n["title"]).strip()
         ref = f"[[{n['id']}#^{n['anchors'][0]}]]" if n.get("anchors") else f"[[{n['id']}]]"
         if n["kind"] == "session":
+            before = (n.get("turns") or [{}])[0].get("before")
+            if before:  # the question before the answer, without its date
+                text = _DATE_PREFIX_RE.sub("", _CHUNK_RE.sub(" ", before)).strip() + " → " + text
             line = f"- {label} {text} ({ref})"
         else:
             line = f"- {label} {n['title']}"
