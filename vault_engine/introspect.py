@@ -288,12 +288,7 @@ def phase_consolidate(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     # middle band: SIMILAR_TO where the two are not linked yet
     cards = [n for n in live if isinstance(n, Card) and n.path not in merged]
     toks = {c.path: card_tokens(c) for c in cards}
-    linked = set()
-    for c in cards:
-        for rel in c.relations:
-            res = index.resolver.resolve(rel.target)
-            if res.note is not None:
-                linked.add(frozenset({c.path, res.note.path}))
+    linked = related_pairs(index, cards)
     similar = []
     from .conflicts import similar_pairs
 
@@ -379,6 +374,17 @@ def phase_consolidate(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
                   f"{len(plan)} merge(s), {len(similar)} SIMILAR_TO, "
                   f"{len(mentions)} entity link(s), {len(causes)} causal link(s)")
     return r
+
+
+def related_pairs(index: VaultIndex, cards: Iterable[Card]) -> set[frozenset[str]]:
+    """Pairs of paths already joined by a relation of one of `cards` (either direction)."""
+    linked = set()
+    for c in cards:
+        for rel in c.relations:
+            res = index.resolver.resolve(rel.target)
+            if res.note is not None:
+                linked.add(frozenset({c.path, res.note.path}))
+    return linked
 
 
 def entity_mentions(index: VaultIndex, cards: Sequence[Card],
@@ -470,12 +476,7 @@ def causal_links(index: VaultIndex, cards: Sequence[Card],
                     out.append((frozenset(toks), m.group("phrase").strip()))
         return out
 
-    linked = set()
-    for c in live:
-        for rel in c.relations:
-            res = index.resolver.resolve(rel.target)
-            if res.note is not None:
-                linked.add(frozenset({c.path, res.note.path}))
+    linked = related_pairs(index, live)
     found: dict[tuple[str, str], tuple[Card, Card, str]] = {}
     for card in live:
         for key, phrase in phrases(card, _EFFECT_RE):  # card caused the phrase
