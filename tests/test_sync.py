@@ -61,23 +61,22 @@ def commit(root: Path, message: str) -> None:
     sh(*GIT, "commit", "-qam", message, cwd=root)
 
 
+def link_and_claim(root: Path, target: str, rel: str, claim_text: str, label: str) -> None:
+    """On one machine: a relation from the TTL card (through `alaya link`) and a claim c2
+    written by hand, committed."""
+    assert CliRunner().invoke(cli, ["--vault", str(root), "link", "Cache TTL", target,
+                                    "--rel", rel]).exit_code == 0
+    card = root / "cards" / "ttl.md"
+    card.write_text(card.read_text().replace(
+        "claims:\n", f"claims:\n- id: c2\n  text: {claim_text}\n  status: supported\n", 1))
+    commit(root, f"{label}: claim c2")
+
+
 def test_two_machines_keep_both_sets_and_lint_passes(machines: tuple[Path, Path]) -> None:
     a, b = machines
     # machine A: a relation and a claim on the TTL card; machine B: another of each
-    assert CliRunner().invoke(cli, ["--vault", str(a), "link", "Cache TTL", "Deploy config",
-                                    "--rel", "DEPENDS_ON"]).exit_code == 0
-    text = (a / "cards" / "ttl.md").read_text().replace(
-        "claims:\n", "claims:\n- id: c2\n  text: The TTL was raised for the sale\n"
-        "  status: supported\n", 1)
-    (a / "cards" / "ttl.md").write_text(text)
-    commit(a, "A: claim c2")
-    assert CliRunner().invoke(cli, ["--vault", str(b), "link", "Cache TTL", "Cache alerts",
-                                    "--rel", "CAUSES"]).exit_code == 0
-    text = (b / "cards" / "ttl.md").read_text().replace(
-        "claims:\n", "claims:\n- id: c2\n  text: Only the checkout cache uses this TTL\n"
-        "  status: supported\n", 1)
-    (b / "cards" / "ttl.md").write_text(text)
-    commit(b, "B: claim c2")
+    link_and_claim(a, "Deploy config", "DEPENDS_ON", "The TTL was raised for the sale", "A")
+    link_and_claim(b, "Cache alerts", "CAUSES", "Only the checkout cache uses this TTL", "B")
     ra = CliRunner().invoke(cli, ["--vault", str(a), "sync", "--json"])
     assert ra.exit_code == 0, ra.output
     rb = CliRunner().invoke(cli, ["--vault", str(b), "sync", "--json"])
