@@ -25,12 +25,12 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import report  # noqa: E402
 from compilers.pipeline import CompileOptions, compile_vault  # noqa: E402
-from vault_engine.distill import distill  # noqa: E402
-from vault_engine.ingest import ingest, read_inputs  # noqa: E402
-from vault_engine.init_vault import init_vault  # noqa: E402
 from vault_engine.providers.embedding import LocalEmbedder  # noqa: E402
-from vault_engine.recall import RecallQuery, RecallSettings, recall  # noqa: E402
-from vault_engine.vault import Vault  # noqa: E402
+from vault_engine.recall.pipeline import RecallQuery, RecallSettings, recall  # noqa: E402
+from vault_engine.sessions.distill import distill  # noqa: E402
+from vault_engine.sessions.ingest import ingest, read_inputs  # noqa: E402
+from vault_engine.store.init_vault import init_vault  # noqa: E402
+from vault_engine.store.vault import Vault  # noqa: E402
 
 HERE = ROOT / "benchmarks" / "agentops"
 
@@ -63,7 +63,7 @@ def main() -> None:
     ingest(vault, read_inputs([str(p) for p in sorted((args.data / "sessions").glob("*.json"))]))
     distill(vault, distiller="rules")
     if args.introspect:
-        from vault_engine.introspect import introspect
+        from vault_engine.care.introspect.runner import introspect
 
         introspect(vault, phases=("consolidate",))
     embedder = LocalEmbedder()

@@ -149,8 +149,8 @@ def bench(n: int, workdir: Path) -> dict:
 def local_throughput(sample: int) -> dict:
     from benchmarks.synth import cards
     from compilers.records import build_record
-    from vault_engine.notes import parse_note
     from vault_engine.providers.embedding import LocalEmbedder
+    from vault_engine.store.notes import parse_note
 
     texts = [build_record(parse_note(f"cards/x{i}.md", t)).units[0].embed_text
              for i, t in enumerate(cards(sample, seed=11))]

@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.synth import cards  # noqa: E402
-from vault_engine.frontmatter import FlowMap, NoteText  # noqa: E402
+from vault_engine.store.frontmatter import FlowMap, NoteText  # noqa: E402
 
 
 def split(text: str) -> tuple[str, str]:

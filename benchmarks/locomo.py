@@ -28,11 +28,11 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import report  # noqa: E402
 from compilers.pipeline import CompileOptions, compile_vault  # noqa: E402
-from vault_engine.ingest import ingest  # noqa: E402
-from vault_engine.init_vault import init_vault  # noqa: E402
 from vault_engine.providers.embedding import LocalEmbedder  # noqa: E402
-from vault_engine.recall import RecallQuery, RecallSettings, recall  # noqa: E402
-from vault_engine.vault import Vault  # noqa: E402
+from vault_engine.recall.pipeline import RecallQuery, RecallSettings, recall  # noqa: E402
+from vault_engine.sessions.ingest import ingest  # noqa: E402
+from vault_engine.store.init_vault import init_vault  # noqa: E402
+from vault_engine.store.vault import Vault  # noqa: E402
 
 DIA_RE = re.compile(r"D(\d+):(\d+)")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -63,7 +63,7 @@ def build_vault(path: Path, sample: dict, name: str, embedder: LocalEmbedder,
                   for n in sessions]
         ingest(vault, inputs)
         if distill:
-            from vault_engine.distill import distill as run_distill
+            from vault_engine.sessions.distill import distill as run_distill
 
             run_distill(vault, distiller="rules")
     vault = Vault.open(path)

@@ -81,7 +81,7 @@ def prepare(vault: Path) -> None:
 
 def in_process(vault: Path, rounds: int) -> dict[str, dict[str, float]]:
     from vault_engine.providers.embedding import LocalEmbedder
-    from vault_engine.recall import RecallQuery, recall
+    from vault_engine.recall.pipeline import RecallQuery, recall
 
     emb = LocalEmbedder()
     emb.embed_query("warm up")

@@ -79,8 +79,8 @@ def write_vault(root, n_cards: int, seed: int = 7) -> None:  # type: ignore[no-u
     """A realistic synthetic vault on disk: n cards (1 in 4 Chinese), n/20 sessions."""
     from pathlib import Path
 
-    from vault_engine.ids import safe_filename
-    from vault_engine.init_vault import template_files
+    from vault_engine.store.ids import safe_filename
+    from vault_engine.store.init_vault import template_files
 
     root = Path(root)
     rng = random.Random(seed)

@@ -49,7 +49,7 @@ def context(obj: Any, budget: int, query: str | None, top_k: int, as_json: bool)
       alaya context --budget 3000
       alaya context --query "why did the deploy fail?" --budget 2000 --json
     """
-    from vault_engine.context import build_context
+    from vault_engine.recall.context import build_context
 
     from .output import echo, emit_json
 
@@ -105,8 +105,8 @@ def capture(obj: Any, source: str, session: str | None, follow: bool, poll: floa
     from dataclasses import asdict
     from pathlib import Path
 
-    from vault_engine.capture import capture_file, capture_stream
     from vault_engine.errors import UsageError
+    from vault_engine.sessions.capture import capture_file, capture_stream
 
     from .output import echo, emit_json, ok, warn
 
@@ -158,7 +158,7 @@ def promote_shared(obj: Any, ref: str, no_commit: bool, as_json: bool) -> None:
     Example:
       alaya promote-shared card-7f3a2c1d
     """
-    from vault_engine.cards import promote_shared as run
+    from vault_engine.store.cards import promote_shared as run
 
     from .output import echo, emit_json, ok
 
@@ -199,7 +199,7 @@ def sync(obj: Any, remote: str, branch: str | None, rebase: bool, no_push: bool,
     """
     from dataclasses import asdict
 
-    from vault_engine.sync import sync as run
+    from vault_engine.collab.sync import sync as run
 
     from .output import echo, emit_json, ok, warn
 

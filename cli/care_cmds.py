@@ -36,8 +36,8 @@ def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, no_commit: bool
       alaya introspect --phase consolidate --phase conflicts
       alaya introspect --json
     """
-    from vault_engine.introspect import PHASES
-    from vault_engine.introspect import introspect as run
+    from vault_engine.care.introspect.runner import PHASES
+    from vault_engine.care.introspect.runner import introspect as run
 
     vault = obj.writer(propose)
     chosen = phases or PHASES
@@ -84,7 +84,7 @@ def restore(obj: Any, ref: str, no_commit: bool, as_json: bool) -> None:
     Example:
       alaya restore card-7f3a2c1d
     """
-    from vault_engine.introspect import restore as run
+    from vault_engine.care.introspect.runner import restore as run
 
     path, sha = run(obj.vault(), ref, commit=not no_commit)
     if as_json:
@@ -118,7 +118,7 @@ def feedback(obj: Any, verdict: str, ref: str, claim: str | None, text: str | No
       alaya feedback correct card-7f3a2c1d --claim c1 --text "The TTL is 300 s since v2"
       alaya feedback deprecate card-7f3a2c1d --reason "we moved off Redis"
     """
-    from vault_engine.feedback import feedback as run
+    from vault_engine.care.feedback import feedback as run
 
     result = run(obj.vault(), verdict, ref, claim=claim, text=text, reason=reason,
                  commit=not no_commit)

@@ -9,12 +9,12 @@ from typing import Any
 import click
 
 from compilers.pipeline import CompileOptions, compile_vault  # noqa: I001
-from vault_engine.distill import distill
-from vault_engine.ingest import ingest, read_inputs
-from vault_engine.init_vault import init_vault
-from vault_engine.model import Card
-from vault_engine.trace import trace
-from vault_engine.vault import Vault
+from vault_engine.recall.trace import trace
+from vault_engine.sessions.distill import distill
+from vault_engine.sessions.ingest import ingest, read_inputs
+from vault_engine.store.init_vault import init_vault
+from vault_engine.store.model import Card
+from vault_engine.store.vault import Vault
 
 from .output import echo, ok, style
 
@@ -76,7 +76,7 @@ def demo(obj: Any, target: Path | None) -> None:
             mark = "  ← evidence" if t.evidence_for else ""
             echo(f"  [{s.id} {t.anchor}] {t.name or t.role}: {t.text.strip()[:110]}{mark}")
     from vault_engine.providers.embedding import get_embedder
-    from vault_engine.recall import RecallQuery, RecallSettings, recall
+    from vault_engine.recall.pipeline import RecallQuery, RecallSettings, recall
 
     embedder = get_embedder(vault.config)
     settings = RecallSettings.from_config(vault.config)

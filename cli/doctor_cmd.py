@@ -7,7 +7,7 @@ from dataclasses import asdict
 
 import click
 
-from vault_engine.doctor import diagnose
+from vault_engine.care.doctor import diagnose
 
 from .output import echo, emit_json, fail, json_option, ok, pass_json, warn
 

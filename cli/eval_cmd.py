@@ -42,7 +42,7 @@ def eval_cmd(obj: Any, dataset: Path | None, output: Path | None, from_telemetry
 
     vault = obj.vault()
     if from_telemetry:
-        from vault_engine.evaluate import telemetry_trend
+        from vault_engine.care.evaluate import telemetry_trend
 
         trend = telemetry_trend(vault, days)
         if output:
@@ -55,7 +55,7 @@ def eval_cmd(obj: Any, dataset: Path | None, output: Path | None, from_telemetry
     if dataset is None:
         raise UsageError("give --dataset FILE or --from-telemetry",
                          fix="alaya eval --dataset questions.json")
-    from vault_engine.evaluate import evaluate, load_dataset, metric_rows
+    from vault_engine.care.evaluate import evaluate, load_dataset, metric_rows
     from vault_engine.providers.embedding import get_embedder
 
     from .main import __version__
@@ -91,7 +91,7 @@ def _mark(ok: bool | None) -> str:
 
 
 def _render(report: dict[str, Any], output: Path) -> None:
-    from vault_engine.evaluate import TARGETS, metric_rows
+    from vault_engine.care.evaluate import TARGETS, metric_rows
 
     rows = {m: (v, ok) for m, v, ok in metric_rows(report)}
 

@@ -156,7 +156,7 @@ def run_direct(argv: list[str]) -> tuple[int, str] | None:
     if not (root / "alaya.toml").is_file():
         return None
     from vault_engine.errors import AlayaError
-    from vault_engine.recall import recall_in_vault
+    from vault_engine.recall.pipeline import recall_in_vault
 
     try:
         result = recall_in_vault(root, query)

@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from vault_engine.ingest import ingest as ingest_sessions
-from vault_engine.ingest import read_inputs
+from vault_engine.sessions.ingest import ingest as ingest_sessions
+from vault_engine.sessions.ingest import read_inputs
 
 from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, propose_option, style, warn
 
@@ -81,7 +81,7 @@ def distill(obj: Any, session_ref: str | None, all_sessions: bool, distiller: st
       alaya distill --session session-20260331-062900 --json
       ALAYA_LLM_BASE_URL=http://127.0.0.1:8000/v1 alaya distill --distiller llm
     """
-    from vault_engine.distill import distill as run_distill
+    from vault_engine.sessions.distill import distill as run_distill
 
     vault = obj.writer(propose)
 
@@ -135,7 +135,7 @@ def trace(obj: Any, ref: str, context: int, as_json: bool) -> None:
     """
     from dataclasses import asdict
 
-    from vault_engine.trace import trace as run_trace
+    from vault_engine.recall.trace import trace as run_trace
 
     result = run_trace(obj.vault(), ref, context=max(0, context))
     if as_json:
@@ -182,7 +182,7 @@ def import_cmd(obj: Any, path: Path, as_json: bool, no_commit: bool) -> None:
     Example:
       alaya import ~/Documents/ObsidianVault
     """
-    from vault_engine.importer import import_notes
+    from vault_engine.store.importer import import_notes
 
     report = import_notes(obj.vault(), path, commit=not no_commit)
     if as_json:

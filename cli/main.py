@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from vault_engine.errors import AlayaError
-from vault_engine.vault import Vault
+from vault_engine.store.vault import Vault
 
 from .output import echo, emit_json, fail
 
@@ -28,7 +28,7 @@ class AppContext:
         `[vault] review = true` — the proposal branch a person reviews (`alaya review`)."""
         vault = self.vault()
         if propose or vault.config.get("vault", "review"):
-            from vault_engine.review import proposal_vault
+            from vault_engine.collab.review import proposal_vault
 
             return proposal_vault(vault)
         return vault

@@ -27,7 +27,7 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
     from mcp.server.mcpserver.exceptions import ToolError
 
     from vault_engine.errors import AlayaError
-    from vault_engine.vault import Vault
+    from vault_engine.store.vault import Vault
 
     from .main import __version__
 
@@ -71,8 +71,8 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
         (YYYY-MM-DD: claims valid then), `mode` (hybrid, bm25, vector). Returns nodes with id,
         title, kind, path, score, h_distance, snippet, the relation that reached them and,
         for sessions, the turn anchors; plus `explorable` relation types to follow next."""
-        from vault_engine.recall import RecallQuery
-        from vault_engine.recall import recall as run
+        from vault_engine.recall.pipeline import RecallQuery
+        from vault_engine.recall.pipeline import recall as run
 
         obj: dict[str, Any] = {"query": query, "mode": mode}
         for key, value in (("concepts", concepts), ("relations", relations), ("depth", depth),
@@ -80,7 +80,7 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
                            ("type", types), ("tag", tags), ("as_of", as_of)):
             if value is not None:
                 obj[key] = value
-        from vault_engine.recall import RecallSettings
+        from vault_engine.recall.pipeline import RecallSettings
 
         try:
             q = RecallQuery.from_json(obj)  # no namespace keys: own + shared only
@@ -95,7 +95,7 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
         """Paths between two notes (ids or titles), best three by the product of edge weights;
         or, without `b`, the neighbourhood of `a` within `depth` steps, along `relations`
         only if given."""
-        from vault_engine.traverse import find_paths, neighbourhood
+        from vault_engine.recall.traverse import find_paths, neighbourhood
 
         try:
             if b:
@@ -110,7 +110,7 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
     def trace(card: str, context: int = 1) -> dict[str, Any]:
         """From a card (id or title) back to the sessions and the exact turns its claims came
         from, with `context` turns around each."""
-        from vault_engine.trace import trace as run
+        from vault_engine.recall.trace import trace as run
 
         try:
             return asdict(run(vault, card, context=max(0, context)))
@@ -120,7 +120,7 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
     @server.tool()
     def get(ref: str) -> dict[str, Any]:
         """One note by id, title, alias or vault path: frontmatter, claims, relations, body."""
-        from vault_engine.serialize import note_dict
+        from vault_engine.store.serialize import note_dict
 
         try:
             note = vault.load().find(ref)
@@ -136,7 +136,7 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
         """Create a card (one git commit). `type`: concept, pattern, gotcha, decision, fact,
         preference, constraint, skill, template, event, instruction. `claims`: short
         statements this card asserts. Written to this agent's namespace."""
-        from vault_engine import cards as card_ops
+        from vault_engine.store import cards as card_ops
 
         try:
             spec = card_ops.NewCard.from_json({
@@ -154,7 +154,7 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
              reason: str | None = None) -> dict[str, Any]:
         """Add a typed relation A —rel→ B (e.g. CAUSED_BY, DEPENDS_ON, SIMILAR_TO), one line
         in A's frontmatter and one commit. A and B: ids or titles."""
-        from vault_engine import cards as card_ops
+        from vault_engine.store import cards as card_ops
 
         try:
             r = card_ops.link(vault, a, b, rel, weight=weight, reason=reason)
@@ -170,7 +170,7 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
         """Report how a recalled memory worked out: `useful` / `not-useful` (quality score),
         `correct` (rewrite claim `claim` to `text`; dependants marked stale) or `deprecate`
         (archive it, with `reason`)."""
-        from vault_engine.feedback import feedback as run
+        from vault_engine.care.feedback import feedback as run
 
         try:
             return asdict(run(vault, verdict, id, claim=claim, text=text, reason=reason))
@@ -182,7 +182,7 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
         """Store a finished conversation: a session object {"id", "timestamp", "turns":
         [{"role", "content", "name"?, "timestamp"?, "id"?}]}. Idempotent; a grown session
         gets its new turns appended. Distil it afterwards (`alaya distill`)."""
-        from vault_engine.ingest import ingest as run
+        from vault_engine.sessions.ingest import ingest as run
 
         if not isinstance(session, dict) or not isinstance(session.get("turns"), list):
             raise ToolError("session must be an object with a `turns` list "
@@ -198,8 +198,8 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
     def status() -> dict[str, Any]:
         """What the memory holds: counts per layer, tier sizes, temperatures, last compile,
         and whether the compiled artifacts are stale."""
-        from vault_engine.freshness import check_artifacts
-        from vault_engine.status import status as run
+        from vault_engine.care.freshness import check_artifacts
+        from vault_engine.care.status import status as run
 
         try:
             data = run(vault.state_dir)
@@ -215,7 +215,7 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
         """What to load at the start of a turn: the user's persona, MEMORY.md (notes and
         promoted memories) and, given the turn's `query`, the top recalls — one line per
         memory with its wikilink, within `budget` characters. Put `text` in your context."""
-        from vault_engine.context import build_context
+        from vault_engine.recall.context import build_context
 
         if not 200 <= budget <= 200_000:
             raise ToolError("budget must be between 200 and 200000 characters")
@@ -229,7 +229,7 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
     @server.tool()
     def schema(what: str = "relations") -> dict[str, Any]:
         """The relation types (`relations`) or node types (`node-types`) the vault uses."""
-        from vault_engine.status import schema_node_types, schema_relations
+        from vault_engine.care.status import schema_node_types, schema_relations
 
         if what not in ("relations", "node-types"):
             raise ToolError("what must be 'relations' or 'node-types'")
@@ -247,7 +247,7 @@ def agent_namespace(agent: str | None) -> str | None:
     ALAYA_AGENT), else none (the vault's default namespace)."""
     import os
 
-    from vault_engine.ids import is_valid_id
+    from vault_engine.store.ids import is_valid_id
 
     name = agent or os.environ.get("ALAYA_AGENT")
     if not name:

@@ -1,7 +1,7 @@
 """git runs this as the `alaya` merge driver: `python -m cli.merge_driver %O %A %B %P`.
 
-Registered by `alaya init` and `alaya sync` (vault_engine/sync.py); the merge itself is
-vault_engine/merge.py. Exit 0: %A holds the merge; 1: git reports a conflict."""
+Registered by `alaya init` and `alaya sync` (vault_engine/collab/sync.py); the merge itself is
+vault_engine/store/merge.py. Exit 0: %A holds the merge; 1: git reports a conflict."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 
 def main() -> None:
-    from vault_engine.merge import run_driver
+    from vault_engine.store.merge import run_driver
 
     args = sys.argv[1:]
     if len(args) < 3:

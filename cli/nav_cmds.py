@@ -40,8 +40,8 @@ def traverse(obj: Any, a: str, b: str | None, max_hops: int, rels: tuple[str, ..
       alaya traverse "Gateway restart" "Telegram notification mechanism" --max-hops 3
       alaya traverse card-7f3a2c1d --rel CAUSED_BY --depth 2
     """
-    from vault_engine.queries import path_lines, save_query
-    from vault_engine.traverse import find_paths, neighbourhood
+    from vault_engine.recall.queries import path_lines, save_query
+    from vault_engine.recall.traverse import find_paths, neighbourhood
 
     vault = obj.vault()
     split = tuple(r.strip().upper() for x in rels for r in x.split(",") if r.strip())
@@ -101,7 +101,7 @@ def schema(obj: Any, what: str, as_json: bool) -> None:
       alaya schema --relations
       alaya schema --node-types --json
     """
-    from vault_engine.status import schema_node_types, schema_relations
+    from vault_engine.care.status import schema_node_types, schema_relations
 
     vault = obj.vault()
     if what == "node-types":
@@ -151,7 +151,7 @@ def status(obj: Any, as_json: bool) -> None:
       alaya status
     """
     from compilers.pipeline import check_artifacts
-    from vault_engine.status import status as vault_status
+    from vault_engine.care.status import status as vault_status
 
     vault = obj.vault()
     data = vault_status(vault.state_dir)
@@ -208,7 +208,7 @@ def export(obj: Any, fmt: str, output: Path, as_json: bool) -> None:
       alaya export --format graphml --output graph.graphml
       alaya export --format markdown --output ~/alaya-export
     """
-    from vault_engine.status import export as run_export
+    from vault_engine.care.status import export as run_export
 
     vault = obj.vault()
     result = run_export(vault.state_dir, vault.root, fmt, output)

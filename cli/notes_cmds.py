@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
-from vault_engine import cards as card_ops
 from vault_engine.errors import UsageError
-from vault_engine.init_vault import init_vault
-from vault_engine.model import Card, Entity, Session
-from vault_engine.serialize import note_dict
+from vault_engine.store import cards as card_ops
+from vault_engine.store.init_vault import init_vault
+from vault_engine.store.model import Card, Entity, Session
+from vault_engine.store.serialize import note_dict
 
 from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, propose_option, style
 

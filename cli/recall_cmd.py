@@ -64,13 +64,13 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
     changes a note. Output: docs/schemas/recall.schema.json (--json).
     """
     from vault_engine.providers.embedding import get_embedder
-    from vault_engine.recall import RecallQuery, RecallSettings, parse_as_of, prompt_block
-    from vault_engine.recall import recall as run_recall
+    from vault_engine.recall.pipeline import RecallQuery, RecallSettings, parse_as_of, prompt_block
+    from vault_engine.recall.pipeline import recall as run_recall
 
     vault = obj.vault()
     if pending:
         from compilers.pipeline import compile_vault
-        from vault_engine.review import proposal_vault, share_embedding_cache
+        from vault_engine.collab.review import proposal_vault, share_embedding_cache
 
         proposals = proposal_vault(vault)
         share_embedding_cache(vault, proposals)
@@ -105,7 +105,7 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
     result = run_recall(vault.state_dir, query, embedder=embedder,
                         settings=RecallSettings.from_config(vault.config))
     if save:
-        from vault_engine.queries import recall_lines, save_query
+        from vault_engine.recall.queries import recall_lines, save_query
 
         title = query.query_text or ",".join(query.from_nodes)
         path, sha = save_query(vault, kind="recall", title=title[:80], query=result["query"],

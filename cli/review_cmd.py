@@ -44,8 +44,8 @@ def list_cmd(obj: Any, diff: bool, as_json: bool) -> None:
     Example:
       alaya review list --no-diff
     """
-    from vault_engine.review import as_json as items_json
-    from vault_engine.review import pending
+    from vault_engine.collab.review import as_json as items_json
+    from vault_engine.collab.review import pending
 
     items = pending(obj.vault())
     if as_json:
@@ -86,7 +86,7 @@ def _decision(name: str, action: str, doc: str) -> None:
     @click.pass_obj
     @pass_json
     def command(obj: Any, items: tuple[str, ...], all_items: bool, as_json: bool) -> None:
-        import vault_engine.review as rv
+        import vault_engine.collab.review as rv
 
         sha, done = getattr(rv, name)(obj.vault(), [] if all_items else list(items))
         _done(action, sha, done, as_json)
@@ -122,8 +122,8 @@ def edit(obj: Any, item: str, text_file: Any, as_json: bool) -> None:
     Example:
       alaya review edit card-7f3a2c1d
     """
-    from vault_engine.review import edit as run
-    from vault_engine.review import pending, select_items, worktree_path
+    from vault_engine.collab.review import edit as run
+    from vault_engine.collab.review import pending, select_items, worktree_path
 
     vault = obj.vault()
     target = select_items(pending(vault), [item])[0]

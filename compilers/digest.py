@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vault_engine.tiers import TierResult
+from vault_engine.care.tiers import TierResult
 
 from .graph import Edge
 from .records import GRAPH_KINDS, NoteRecord

@@ -19,8 +19,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from vault_engine.links import LinkResolver
-from vault_engine.model import SYMMETRIC_RELATIONS
+from vault_engine.store.links import LinkResolver
+from vault_engine.store.model import SYMMETRIC_RELATIONS
 
 from .records import GRAPH_KINDS, NoteRecord
 

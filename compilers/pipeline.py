@@ -2,7 +2,7 @@
 
 1. scan: stat every note; a file whose size and mtime match the record cache is not read; one
    whose bytes hash the same is not parsed; only changed notes are parsed.
-2. tiers from telemetry, recency and `pinned` (vault_engine.tiers).
+2. tiers from telemetry, recency and `pinned` (vault_engine.care.tiers).
 3. units (recall targets) → embeddings for HOT and WARM units through the persistent cache.
 4. FAISS indexes per tier, the BM25 index, the graph, the agent digest, claims.jsonl.
 5. publish: write the build directory, then swap `current.json` (readers never see a mix).
@@ -29,15 +29,15 @@ from typing import Any
 
 from vault_engine import artifacts as A
 from vault_engine import telemetry
+from vault_engine.care.freshness import CheckResult, check_artifacts  # noqa: F401  (re-export)
+from vault_engine.care.tiers import TierInput, TierResult, assign_tiers
 from vault_engine.errors import NoteParseError
-from vault_engine.freshness import CheckResult, check_artifacts  # noqa: F401  (re-export)
-from vault_engine.frontmatter import format_datetime
-from vault_engine.lexical import pack_shards, save_vocab_hashes
-from vault_engine.links import LinkResolver
-from vault_engine.notes import checksum, decode_note, parse_note
 from vault_engine.providers.embedding import Embedder, EmbeddingError, get_embedder
-from vault_engine.tiers import TierInput, TierResult, assign_tiers
-from vault_engine.vault import Vault, atomic_write
+from vault_engine.recall.bm25 import pack_shards, save_vocab_hashes
+from vault_engine.store.frontmatter import format_datetime
+from vault_engine.store.links import LinkResolver
+from vault_engine.store.notes import checksum, decode_note, parse_note
+from vault_engine.store.vault import Vault, atomic_write
 
 from .digest import Fragment, digest_header, fingerprint, make_fragment
 from .embeddings import EmbeddingCache, embed_texts, text_key

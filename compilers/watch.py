@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_engine.artifacts import RECORD_CACHE
-from vault_engine.vault import TMP_MARKER, Vault
+from vault_engine.store.vault import TMP_MARKER, Vault
 
 from .pipeline import CompileOptions, CompileState, CompileStats, compile_vault
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from vault_engine.errors import UsageError
-from vault_engine.vault import Vault
+from vault_engine.store.vault import Vault
 
 from .rules import RULES, Finding, LintContext
 

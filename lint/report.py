@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from vault_engine import blocks
-from vault_engine.vault import Vault
+from vault_engine.store import blocks
+from vault_engine.store.vault import Vault
 
 from . import LintReport
 from .rules import RULES

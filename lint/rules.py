@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from vault_engine import blocks
-from vault_engine.conflicts import claim_conflicts, near_duplicates
-from vault_engine.model import CARD_TYPES, CLAIM_STATUSES, CORE_RELATIONS, Card, Entity, Note, Session
-from vault_engine.relations import FAMILIES, GENERIC, classify
-from vault_engine.secrets import find_secrets
-from vault_engine.vault import Vault, VaultIndex
+from vault_engine.care.detection import claim_conflicts, near_duplicates
+from vault_engine.store import blocks
+from vault_engine.store.model import CARD_TYPES, CLAIM_STATUSES, CORE_RELATIONS, Card, Entity, Note, Session
+from vault_engine.store.relations import FAMILIES, GENERIC, classify
+from vault_engine.store.vault import Vault, VaultIndex
+from vault_engine.text.secrets import find_secrets
 
 
 @dataclass(frozen=True)
@@ -465,7 +465,7 @@ def _memory_budget(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
 @rule("session-tampered", "error", "a session note whose turns no longer match its raw file")
 def _sessions(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
     from vault_engine.errors import AlayaError
-    from vault_engine.ingest import parse_input, turn_note_text
+    from vault_engine.sessions.ingest import parse_input, turn_note_text
 
     for n in ctx.index.notes:
         if not isinstance(n, Session) or not n.raw:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from vault_engine.init_vault import init_vault
-from vault_engine.vault import Vault
+from vault_engine.store.init_vault import init_vault
+from vault_engine.store.vault import Vault
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

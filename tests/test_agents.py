@@ -115,7 +115,7 @@ def test_private_cards_stay_private_through_cli_and_mcp(
 
 
 def test_context_fits_the_budget_and_keeps_links(graph_vault: Path) -> None:  # noqa: F811
-    from vault_engine import blocks
+    from vault_engine.store import blocks
 
     persona = graph_vault / "persona.md"
     persona.write_text(blocks.replace_block(

@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import cli
-from vault_engine.doctor import diagnose
+from vault_engine.care.doctor import diagnose
 from vault_engine.errors import NoteParseError
-from vault_engine.notes import decode_note
-from vault_engine.vault import Vault
+from vault_engine.store.notes import decode_note
+from vault_engine.store.vault import Vault
 
 
 def _write(root: Path, rel: str, data: bytes | str) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vault_engine.blocks import outside_blocks, read_block, replace_block
 from vault_engine.errors import ManagedBlockError
+from vault_engine.store.blocks import outside_blocks, read_block, replace_block
 
 TEXT = "# M\n\nhuman above\n<!-- alaya:memory:start -->\nold\n<!-- alaya:memory:end -->\nhuman below\n"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from cli.main import cli
-from vault_engine.vault import Vault
+from vault_engine.store.vault import Vault
 
 ROOT = Path(__file__).resolve().parent.parent
 

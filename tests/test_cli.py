@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import cli, command_names
-from vault_engine.init_vault import template_files
-from vault_engine.vault import Vault
+from vault_engine.store.init_vault import template_files
+from vault_engine.store.vault import Vault
 
 from .conftest import git_log, git_show_files
 

@@ -17,7 +17,7 @@ from cli.main import cli
 from compilers.pipeline import CompileOptions, check_artifacts, compile_vault
 from vault_engine import artifacts as A
 from vault_engine.providers.embedding import EmbeddingError, HashEmbedder
-from vault_engine.vault import Vault
+from vault_engine.store.vault import Vault
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "docs" / "schemas" /
                      "agent-digest.schema.json").read_text())
@@ -271,7 +271,7 @@ def test_an_edit_rebuilds_one_bm25_shard_and_scores_stay_consistent(vault_path: 
     (vault_path / "cards" / "c5.md").write_text("---\nid: card-5\ntitle: Card 5\n---\nchanged\n")
     compile_(vault)
     assert [p.parent.name for p in built] == [A.LEXICAL]  # one unit shard rebuilt
-    from vault_engine.recall import RecallQuery, recall
+    from vault_engine.recall.pipeline import RecallQuery, recall
 
     result = recall(vault.state_dir, RecallQuery(text="topic number 42", mode="bm25"),
                     embedder=None, telemetry=False)

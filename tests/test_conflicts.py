@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_engine.conflicts import _jaccard, similar_pairs
+from vault_engine.care.detection import _jaccard, similar_pairs
 
 WORDS = st.sampled_from([f"w{i}" for i in range(12)])
 

@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import cli
-from vault_engine.blocks import outside_blocks, read_block
-from vault_engine.distill.rules import RulesDistiller, attribute, make_title
-from vault_engine.model import Card, Session
-from vault_engine.vault import Vault
+from vault_engine.sessions.distill.rules import RulesDistiller, attribute, make_title
+from vault_engine.store.blocks import outside_blocks, read_block
+from vault_engine.store.model import Card, Session
+from vault_engine.store.vault import Vault
 
 from .conftest import git_log
 from .openai_server import FakeOpenAI
@@ -117,7 +117,7 @@ def test_rules_helpers() -> None:
     assert attribute("I prefer tea and my dog likes me", "Alice") == \
         "Alice prefers tea and Alice's dog likes Alice"
     assert RulesDistiller.name == "rules"
-    from vault_engine.distill.rules import IDENT_RE, is_identifier
+    from vault_engine.sessions.distill.rules import IDENT_RE, is_identifier
 
     found = [m.group(0) for m in IDENT_RE.finditer(
         "db-primary lagged; orders_archive and worker-3 too, a follow-up for the long-term "

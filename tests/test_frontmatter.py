@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vault_engine.errors import NoteParseError
-from vault_engine.frontmatter import FlowMap, NoteText, dump_value, new_note_text
+from vault_engine.store.frontmatter import FlowMap, NoteText, dump_value, new_note_text
 
 SAMPLE = """---
 # leading comment

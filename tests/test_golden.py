@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from vault_engine.frontmatter import FlowMap, NoteText
-from vault_engine.init_vault import template_files
-from vault_engine.notes import parse_note
+from vault_engine.store.frontmatter import FlowMap, NoteText
+from vault_engine.store.init_vault import template_files
+from vault_engine.store.notes import parse_note
 
 FIXTURES = Path(__file__).parent / "fixtures"
 AWKWARD = sorted(p for p in (FIXTURES / "awkward").rglob("*.md"))

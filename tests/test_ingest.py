@@ -9,9 +9,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from cli.main import cli
-from vault_engine.ingest import ingest, read_inputs
-from vault_engine.model import Session
-from vault_engine.vault import Vault
+from vault_engine.sessions.ingest import ingest, read_inputs
+from vault_engine.store.model import Session
+from vault_engine.store.vault import Vault
 
 from .conftest import git_log
 

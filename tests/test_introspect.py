@@ -14,11 +14,11 @@ from click.testing import CliRunner
 
 from cli.main import cli
 from compilers.pipeline import CompileOptions, compile_vault
-from vault_engine import blocks
-from vault_engine.introspect import PHASES, six_factor
+from vault_engine.care.introspect.runner import PHASES, six_factor
 from vault_engine.providers.embedding import HashEmbedder
+from vault_engine.store import blocks
+from vault_engine.store.vault import Vault
 from vault_engine.telemetry import NoteStats
-from vault_engine.vault import Vault
 
 from .test_lint import RAW, SESSION, card, claim
 from .test_lint import planted as _planted  # noqa: F401  (fixture)
@@ -105,7 +105,7 @@ def test_merges_duplicates_marks_contradiction_one_commit_per_phase(planted: Pat
 
 
 def test_conflict_resolved_by_recency_when_far_apart(tmp_path: Path) -> None:
-    from vault_engine.init_vault import init_vault
+    from vault_engine.store.init_vault import init_vault
 
     root = tmp_path / "v"
     init_vault(root)
@@ -127,7 +127,7 @@ def test_conflict_resolved_by_recency_when_far_apart(tmp_path: Path) -> None:
 
 def test_recalls_promote_into_memory_within_budget_human_text_untouched(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vault_engine.init_vault import init_vault
+    from vault_engine.store.init_vault import init_vault
 
     monkeypatch.setenv("ALAYA_EMBED_PROVIDER", "hash")
     root = tmp_path / "v"
@@ -167,7 +167,7 @@ def test_recalls_promote_into_memory_within_budget_human_text_untouched(
 
 
 def test_forget_archives_cold_unlinked_old_cards(tmp_path: Path) -> None:
-    from vault_engine.init_vault import init_vault
+    from vault_engine.store.init_vault import init_vault
 
     root = tmp_path / "v"
     init_vault(root)
@@ -205,7 +205,7 @@ def feedback(root: Path, *args: str) -> dict:
 
 
 def test_feedback_quality_correct_and_deprecate(tmp_path: Path) -> None:
-    from vault_engine.init_vault import init_vault
+    from vault_engine.store.init_vault import init_vault
 
     root = tmp_path / "v"
     init_vault(root)
@@ -253,7 +253,7 @@ def test_feedback_quality_correct_and_deprecate(tmp_path: Path) -> None:
 
 
 def test_forget_archives_a_card_people_keep_marking_not_useful(tmp_path: Path) -> None:
-    from vault_engine.init_vault import init_vault
+    from vault_engine.store.init_vault import init_vault
 
     root = tmp_path / "v"
     init_vault(root)
@@ -294,7 +294,7 @@ def test_llm_answer_that_is_not_json_leaves_the_rules_in_charge(
 
 
 def test_consolidate_links_cards_to_entities_they_name(tmp_path: Path) -> None:
-    from vault_engine.init_vault import init_vault
+    from vault_engine.store.init_vault import init_vault
 
     root = tmp_path / "v"
     init_vault(root)
@@ -317,7 +317,7 @@ def test_consolidate_joins_causal_chains_across_sessions(tmp_path: Path) -> None
     """A card that says it caused something, and a card of another session that describes
     that something: CAUSED_BY between them (and the same for "because of …"). Not within one
     session, not on a one-word phrase, never twice."""
-    from vault_engine.init_vault import init_vault
+    from vault_engine.store.init_vault import init_vault
 
     root = tmp_path / "v"
     init_vault(root)

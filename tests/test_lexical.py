@@ -10,7 +10,7 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from vault_engine.lexical import SavedBM25, _stopwords, save_vocab_hashes, tokenize
+from vault_engine.recall.bm25 import SavedBM25, _stopwords, save_vocab_hashes, tokenize
 
 DOCS = ["the gateway restarted after the telegram notice",
         "postgres replication lag caused stale checkout prices",
@@ -46,7 +46,7 @@ def test_stopwords_are_bm25s_list_and_loading_them_skips_the_package() -> None:
     from bm25s.stopwords import STOPWORDS_EN_PLUS
 
     assert set(STOPWORDS_EN_PLUS) <= _stopwords()
-    code = ("import sys; from vault_engine.lexical import tokenize; "
+    code = ("import sys; from vault_engine.recall.bm25 import tokenize; "
             "print(tokenize('What is the gateway doing?'), 'bm25s' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parent.parent).stdout
@@ -56,7 +56,7 @@ def test_stopwords_are_bm25s_list_and_loading_them_skips_the_package() -> None:
 def two_packed_shards(tmp_path: Path) -> Path:
     """DOCS in two bm25s shards (units 0–1 and 2–4), built and packed as the compiler does."""
     from compilers.pipeline import build_lexical
-    from vault_engine.lexical import pack_shards
+    from vault_engine.recall.bm25 import pack_shards
 
     vocab: dict[str, int] = {}
     docs = [[vocab.setdefault(t, len(vocab)) for t in tokenize(d)] for d in DOCS]
@@ -70,7 +70,7 @@ def two_packed_shards(tmp_path: Path) -> Path:
 
 
 def test_packed_shards_answer_like_the_shards(tmp_path: Path) -> None:
-    from vault_engine.lexical import open_pack
+    from vault_engine.recall.bm25 import open_pack
 
     folder = two_packed_shards(tmp_path)
     packed = open_pack(str(folder))
@@ -86,7 +86,7 @@ def test_packed_shards_answer_like_the_shards(tmp_path: Path) -> None:
 
 
 def test_pack_doc_freq_sums_the_shards(tmp_path: Path) -> None:
-    from vault_engine.lexical import open_doc_freq, token_hash
+    from vault_engine.recall.bm25 import open_doc_freq, token_hash
 
     folder = two_packed_shards(tmp_path)
     df = open_doc_freq(str(folder))

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from vault_engine.errors import AmbiguousError, NotFoundError, UnsafePathError
-from vault_engine.links import LinkResolver, is_unsafe_target, parse_link, scan_body
-from vault_engine.notes import parse_note
-from vault_engine.vault import Vault
+from vault_engine.store.links import LinkResolver, is_unsafe_target, parse_link, scan_body
+from vault_engine.store.notes import parse_note
+from vault_engine.store.vault import Vault
 
 
 def test_parse_link_parts() -> None:

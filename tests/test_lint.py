@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import cli
-from vault_engine.init_vault import init_vault
-from vault_engine.vault import Vault
+from vault_engine.store.init_vault import init_vault
+from vault_engine.store.vault import Vault
 
 CARD = """---
 id: {id}

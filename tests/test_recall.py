@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from cli.main import cli
 from compilers.pipeline import CompileOptions, compile_vault
 from vault_engine.providers.embedding import HashEmbedder
-from vault_engine.recall import RecallQuery, RecallSettings, recall
-from vault_engine.relations import relation_similarity
-from vault_engine.vault import Vault
+from vault_engine.recall.pipeline import RecallQuery, RecallSettings, recall
+from vault_engine.store.relations import relation_similarity
+from vault_engine.store.vault import Vault
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "docs" / "schemas" /
                      "recall.schema.json").read_text())
@@ -173,7 +173,7 @@ def test_fresh_compiles_before_answering(graph_vault: Path) -> None:
 
 
 def _chat_vault(root: Path) -> Vault:
-    from vault_engine.ingest import ingest
+    from vault_engine.sessions.ingest import ingest
 
     turns = [("Joanna", "How long have you had your pet turtles?"),
              ("Nate", "Three years now, and they still make me happy."),
@@ -248,7 +248,7 @@ def test_a_session_hit_shows_the_turn_before_its_best_turn(vault_path: Path) -> 
     assert best["before"].endswith("Joanna: How long have you had your pet turtles?")
     first = [t for n in result["nodes"] for t in n["turns"] if t["anchor"] == "t1"]
     assert all(t["before"] is None for t in first)
-    from vault_engine.recall import prompt_block
+    from vault_engine.recall.pipeline import prompt_block
 
     line = prompt_block(result).splitlines()[0]
     assert line.startswith("- [episodic] Joanna: How long have you had your pet turtles? → ")

@@ -17,7 +17,7 @@ from cli.fast import find_vault, try_server
 from cli.main import cli
 from compilers.serve import RecallServer, read_serve_file
 from vault_engine.errors import UsageError
-from vault_engine.vault import Vault
+from vault_engine.store.vault import Vault
 
 from .test_recall import graph_vault  # noqa: F401  (fixture)
 

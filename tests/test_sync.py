@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import cli
-from vault_engine.init_vault import init_vault
+from vault_engine.store.init_vault import init_vault
 
 from .test_lint import RAW, SESSION, card, claim
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from vault_engine.config import DEFAULTS, parse_config
-from vault_engine.init_vault import template_dir, template_files
+from vault_engine.store.init_vault import template_dir, template_files
 
 
 def test_template_config_lists_every_default_with_its_value() -> None:

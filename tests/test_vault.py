@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from vault_engine import cards
 from vault_engine.errors import ConflictError
-from vault_engine.frontmatter import FlowMap, NoteText
-from vault_engine.vault import TMP_MARKER, Vault
+from vault_engine.store import cards
+from vault_engine.store.frontmatter import FlowMap, NoteText
+from vault_engine.store.vault import TMP_MARKER, Vault
 
 from .conftest import git_log
 
@@ -116,7 +116,7 @@ def test_concurrent_writers_lose_nothing(vault: Vault) -> None:
 
 
 def test_parsed_note_cache_reuses_unchanged_notes_and_never_serves_stale(vault_path: Path) -> None:
-    from vault_engine.vault import PARSED_CACHE
+    from vault_engine.store.vault import PARSED_CACHE
 
     (vault_path / "cards" / "a.md").write_text("---\nid: card-a\ntitle: A\n---\nfirst\n")
     (vault_path / "cards" / "b.md").write_text("---\nid: card-b\ntitle: B\n---\nbody\n")

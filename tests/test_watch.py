@@ -18,7 +18,7 @@ from compilers.pipeline import CompileOptions, compile_vault
 from compilers.watch import Batcher, relevant, watch
 from vault_engine import artifacts as A
 from vault_engine.providers.embedding import HashEmbedder
-from vault_engine.vault import Vault
+from vault_engine.store.vault import Vault
 
 OPTIONS = CompileOptions(embedder=HashEmbedder(64))
 

@@ -23,7 +23,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "default_namespace": "shared",
         "max_note_bytes": 10_000_000,  # larger .md files are reported and skipped
         "lock_timeout_s": 30.0,
-        "review": False,  # agents' writes go to the proposal branch (vault_engine/review.py)
+        "review": False,  # agents' writes go to the proposal branch (vault_engine/collab/review.py)
     },
     "git": {
         "commit": True,  # false: mutating commands behave as with --no-commit

@@ -1,0 +1,90 @@
+"""Temperature and HOT / WARM / COLD tiers (seed 000 §3.3).
+
+    temperature = recency × frequency × relevance
+    recency     = exp(-days_since_created / 30)
+    frequency   = min(1, access_count / 20)
+    relevance   = mean similarity score of the note in recent recalls
+
+- HOT (vectors in RAM): pinned, or temperature ≥ hot_threshold, or created/accessed within
+  recent_days, or accessed more than hot_access_count times.
+- COLD (no vectors: lexical and graph only): temperature < warm_threshold and no access for
+  cold_days (counting from when the note entered the vault if never accessed).
+- WARM (vectors on disk, memory-mapped): everything else.
+
+Then HOT is capped at hot_limit (coolest demoted to WARM) and WARM at warm_limit (coolest
+demoted to COLD); pinned notes are never demoted below HOT. "Created" is when the note entered
+this vault (`first_seen`, kept in the manifest) or its `created` key, whichever is later, so
+importing old knowledge does not make it cold on arrival.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from vault_engine.telemetry import NoteStats
+
+
+@dataclass(frozen=True)
+class TierInput:
+    key: str
+    created: dt.datetime
+    pinned: bool = False
+
+
+@dataclass(frozen=True)
+class TierResult:
+    tier: str
+    temperature: float
+
+
+def temperature(created: dt.datetime, stats: NoteStats | None, now: dt.datetime) -> float:
+    days = max(0.0, (now - created).total_seconds() / 86400)
+    recency = math.exp(-days / 30)
+    if stats is None:
+        return 0.0
+    frequency = min(1.0, stats.access_count / 20)
+    return round(recency * frequency * stats.relevance, 6)
+
+
+def assign_tiers(items: list[TierInput], stats: Mapping[str, NoteStats], now: dt.datetime,
+                 settings: Mapping[str, float | int]) -> dict[str, TierResult]:
+    hot_t = float(settings["hot_threshold"])
+    warm_t = float(settings["warm_threshold"])
+    recent = float(settings["recent_days"])
+    cold_days = float(settings["cold_days"])
+    hot_count = int(settings["hot_access_count"])
+    out: dict[str, TierResult] = {}
+    for item in items:
+        st = stats.get(item.key)
+        temp = temperature(item.created, st, now)
+        age = (now - item.created).total_seconds() / 86400
+        last = st.last_accessed if st and st.last_accessed else None
+        idle = (now - last).total_seconds() / 86400 if last else age
+        if (item.pinned or temp >= hot_t or age <= recent or idle <= recent
+                or (st is not None and st.access_count > hot_count)):
+            tier = "HOT"
+        elif temp < warm_t and idle > cold_days:
+            tier = "COLD"
+        else:
+            tier = "WARM"
+        out[item.key] = TierResult(tier, temp)
+    pinned = {i.key for i in items if i.pinned}
+    _cap(out, "HOT", "WARM", int(settings["hot_limit"]), pinned, items)
+    _cap(out, "WARM", "COLD", int(settings["warm_limit"]), pinned, items)
+    return out
+
+
+def _cap(out: dict[str, TierResult], tier: str, lower: str, limit: int, pinned: set[str],
+         items: list[TierInput]) -> None:
+    created = {i.key: i.created for i in items}
+    members = [k for k, r in out.items() if r.tier == tier and k not in pinned]
+    allowed = limit - sum(1 for k in pinned if out[k].tier == tier)
+    if len(members) <= max(allowed, 0):
+        return
+    # Keep the warmest, then the newest; demote the rest.
+    members.sort(key=lambda k: (out[k].temperature, created[k], k), reverse=True)
+    for k in members[max(allowed, 0):]:
+        out[k] = TierResult(lower, out[k].temperature)

@@ -1,0 +1,195 @@
+"""`alaya capture`: a running conversation, as JSONL messages, into a session note (seed 004 L0).
+
+Each line is one message: `{"role": "user", "content": "…", "name"?, "timestamp"?, "id"?}`.
+
+- **From a file that grows** (an agent's transcript): every pass reads the file's complete lines
+  (a line still being written — no newline yet — waits for the next pass) and ingests the whole
+  conversation so far. Ingest is append-only and checks that the note's turns are a prefix of
+  the input, so a crash or a restart at any moment neither loses nor duplicates a turn: the
+  file is the record, the note catches up with it.
+- **From stdin** (a stream that cannot be re-read): each complete line is first appended and
+  fsynced to a spool, `.alaya/capture/<session>.jsonl`, and the spool is ingested; after a
+  restart, messages whose `id` the spool already holds are skipped.
+
+A checkpoint (`.alaya/capture/<session>.json`: bytes and turns consumed) makes an unchanged
+file cost nothing. One commit per flush. A malformed line is reported with its line number
+and skipped; it stays in the source, never lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vault_engine.errors import UsageError
+from vault_engine.store.ids import is_valid_id
+from vault_engine.store.vault import Vault, atomic_write
+
+from .ingest import IngestError
+
+
+@dataclass
+class CaptureStats:
+    session: str
+    turns: int = 0  # turns in the note after the last flush
+    appended: int = 0  # turns this run added
+    flushes: int = 0
+    commits: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # "line N: why"
+
+
+def _state_dir(vault: Vault) -> Path:
+    path = vault.state_dir / "capture"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _checkpoint(vault: Vault, session: str) -> dict[str, Any]:
+    try:
+        data = json.loads((_state_dir(vault) / f"{session}.json").read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_checkpoint(vault: Vault, session: str, data: dict[str, Any]) -> None:
+    atomic_write(_state_dir(vault) / f"{session}.json",
+                 json.dumps(data).encode("utf-8"), durable=False)
+
+
+def _messages(data: bytes, stats: CaptureStats) -> tuple[list[dict[str, Any]], int]:
+    """Complete lines → messages; returns them and the byte offset after the last one."""
+    end = data.rfind(b"\n") + 1
+    out = []
+    for n, line in enumerate(data[:end].split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            msg = json.loads(line)
+        except ValueError as exc:
+            note = f"line {n}: not JSON ({exc})"
+            if note not in stats.skipped:
+                stats.skipped.append(note)
+            continue
+        if not isinstance(msg, dict) or "content" not in msg:
+            note = f"line {n}: not a message (needs role and content)"
+            if note not in stats.skipped:
+                stats.skipped.append(note)
+            continue
+        out.append(msg)
+    return out, end
+
+
+def _flush(vault: Vault, session: str, messages: list[dict[str, Any]],
+           stats: CaptureStats, meta: dict[str, Any]) -> None:
+    from .ingest import ingest
+
+    if not messages:
+        return
+    obj = {"id": session, **meta, "turns": messages}
+    try:
+        reports, sha = ingest(vault, [(f"{session}.json", json.dumps(obj).encode("utf-8"))])
+    except IngestError as exc:
+        raise IngestError(f"capture {session}: {exc.message}", path=exc.path,
+                          fix=exc.fix or "") from None
+    stats.flushes += 1
+    for r in reports:
+        stats.turns = r.turns
+        stats.appended += r.new_turns
+    if sha:
+        stats.commits.append(sha)
+
+
+def capture_file(vault: Vault, source: Path, session: str, *, follow: bool = False,
+                 poll_s: float = 0.5, idle_s: float | None = None,
+                 should_stop: Callable[[], bool] = lambda: False,
+                 meta: dict[str, Any] | None = None,
+                 on_flush: Callable[[CaptureStats], None] | None = None) -> CaptureStats:
+    _check_session(session)
+    stats = CaptureStats(session)
+    last_change = time.monotonic()
+    while True:
+        try:
+            data = source.read_bytes()
+        except FileNotFoundError:
+            if not follow:
+                raise UsageError(f"{source} does not exist", path=str(source),
+                                 fix="pass the transcript file the agent writes") from None
+            data = b""
+        point = _checkpoint(vault, session)
+        stats.turns = stats.turns or int(point.get("turns") or 0)
+        end = data.rfind(b"\n") + 1
+        if point.get("source") != str(source) or point.get("offset") != end:
+            messages, end = _messages(data, stats)
+            if len(messages) != point.get("turns"):
+                before = stats.appended
+                _flush(vault, session, messages, stats, meta or {})
+                if on_flush and stats.appended > before:
+                    on_flush(stats)
+            _save_checkpoint(vault, session, {"source": str(source), "offset": end,
+                                              "turns": len(messages)})
+            last_change = time.monotonic()
+        if not follow or should_stop():
+            return stats
+        if idle_s is not None and time.monotonic() - last_change > idle_s:
+            return stats
+        time.sleep(poll_s)
+
+
+def capture_stream(vault: Vault, lines: Iterable[bytes], session: str, *, batch: int = 1,
+                   meta: dict[str, Any] | None = None,
+                   on_flush: Callable[[CaptureStats], None] | None = None) -> CaptureStats:
+    """stdin: every complete line is spooled (fsync) before it counts; the spool is what gets
+    ingested. Messages with an `id` already in the spool are skipped after a restart."""
+    _check_session(session)
+    stats = CaptureStats(session)
+    spool = _state_dir(vault) / f"{session}.jsonl"
+    spooled, _ = _messages(spool.read_bytes() if spool.exists() else b"", stats)
+    seen = {str(m["id"]) for m in spooled if m.get("id") is not None}
+    pending = 0
+    fd = os.open(spool, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        for line in lines:
+            if not line.endswith(b"\n"):
+                stats.skipped.append("the last line ended without a newline (cut off): "
+                                     "not captured")
+                break
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                msg = None
+            if isinstance(msg, dict) and msg.get("id") is not None and str(msg["id"]) in seen:
+                continue
+            if isinstance(msg, dict) and msg.get("id") is not None:
+                seen.add(str(msg["id"]))
+            os.write(fd, line)
+            os.fsync(fd)
+            pending += 1
+            if pending >= batch:
+                _flush_spool(vault, spool, session, stats, meta, on_flush)
+                pending = 0
+    finally:
+        os.close(fd)
+    _flush_spool(vault, spool, session, stats, meta, on_flush)
+    return stats
+
+
+def _flush_spool(vault: Vault, spool: Path, session: str, stats: CaptureStats,
+                 meta: dict[str, Any] | None,
+                 on_flush: Callable[[CaptureStats], None] | None) -> None:
+    messages, _ = _messages(spool.read_bytes(), stats)
+    before = stats.appended
+    _flush(vault, session, messages, stats, meta or {})
+    if on_flush and stats.appended > before:
+        on_flush(stats)
+
+
+def _check_session(session: str) -> None:
+    if not is_valid_id(session):
+        raise UsageError(f"session id {session!r} is not a valid id",
+                         fix="use letters, digits, '-', '_' and '.' (e.g. --session chat-0412)")

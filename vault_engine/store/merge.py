@@ -1,0 +1,203 @@
+"""A three-way merge for notes, used by git as a merge driver (`*.md merge=alaya`).
+
+Two machines that each added tags, relations or claims to the same card must end with both
+sets, not a conflict. The driver merges frontmatter key by key against the common ancestor:
+
+- lists of identifiable items are merged as sets: `relations` by (type, target), `claims` by
+  id (each claim's `evidence` by source), `tags`, `aliases`, `source_sessions` by value — an
+  item added on either side is kept, an item one side removed (and the other left alone) goes;
+- a claim both sides changed differently is a true conflict: ours stays, theirs is added under
+  a new id, both marked `contested` with `conflict: sync` (`alaya sync` lists them in
+  reports/contradictions.md); a claim id both sides *added* with different text is two claims;
+- other keys: the side that changed wins; both changed → `updated` takes the later time,
+  anything else keeps ours and the other value is kept under `<key>_theirs` for review;
+- the body is merged line by line (`git merge-file --union`: both sides' new lines, no
+  conflict markers).
+
+The result is always a valid note. Notes whose frontmatter cannot be read on some side fall
+back to git's own merge (a conflict a person resolves).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+import tempfile
+from collections.abc import Callable, Hashable
+from pathlib import Path
+from typing import Any
+
+from vault_engine.primitives import to_datetime
+
+from .frontmatter import FlowMap, NoteText
+
+LIST_KEYS: dict[str, Callable[[Any], Hashable]] = {
+    "relations": lambda r: (str(r.get("type", "")).upper(), str(r.get("target", "")))
+    if isinstance(r, dict) else str(r),
+    "tags": str, "aliases": str, "source_sessions": str,
+}
+MISSING = object()
+
+
+def _key_evidence(e: Any) -> Hashable:
+    return str(e.get("source")) if isinstance(e, dict) else str(e)
+
+
+def _merge_items(base: list[Any], ours: list[Any], theirs: list[Any],
+                 key: Callable[[Any], Hashable]) -> list[Any]:
+    b = {key(x) for x in base}
+    o = {key(x): x for x in ours}
+    t = {key(x): x for x in theirs}
+    out = []
+    for k, x in o.items():
+        if k in b and k not in t:
+            continue  # they removed it
+        out.append(x)
+    for k, x in t.items():
+        if k not in o and k not in b:
+            out.append(x)  # they added it
+    return out
+
+
+def _flow(items: list[Any]) -> list[Any]:
+    return [FlowMap(x) if isinstance(x, dict) else x for x in items]
+
+
+def _merge_claims(base: list[Any], ours: list[Any], theirs: list[Any],
+                  conflicts: list[str]) -> list[Any]:
+    def by_id(items: list[Any]) -> dict[str, dict[str, Any]]:
+        return {str(c.get("id")): dict(c) for c in items if isinstance(c, dict)}
+
+    b, o, t = by_id(base), by_id(ours), by_id(theirs)
+    out: list[dict[str, Any]] = []
+    used = set(o) | set(t)
+    extra: list[dict[str, Any]] = []
+    for cid, mine in o.items():
+        other = t.get(cid)
+        orig = b.get(cid)
+        if other is None:
+            if orig is not None and orig == mine:
+                continue  # they deleted it, we did not touch it
+            out.append(mine)
+            continue
+        if orig is None and mine.get("text") != other.get("text"):
+            out.append(mine)  # both added a claim that happens to share the id: two claims
+            extra.append(other)
+            continue
+        merged = dict(mine)
+        ev = _merge_items(list((orig or {}).get("evidence") or []),
+                          list(mine.get("evidence") or []), list(other.get("evidence") or []),
+                          _key_evidence)
+        if ev:
+            merged["evidence"] = _flow(ev)
+        base_text = (orig or {}).get("text")
+        if mine.get("text") != other.get("text"):
+            if mine.get("text") == base_text:
+                merged = {**other, **({"evidence": _flow(ev)} if ev else {})}
+            elif other.get("text") != base_text:  # both rewrote it: a true conflict
+                merged["status"] = "contested"
+                merged["conflict"] = "sync"
+                theirs_copy = dict(other)
+                theirs_copy["status"] = "contested"
+                theirs_copy["conflict"] = "sync"
+                extra.append(theirs_copy)
+                conflicts.append(cid)
+        else:
+            for k, v in other.items():  # other fields: the side that changed wins
+                if k in ("evidence", "text"):
+                    continue
+                if (orig or {}).get(k, MISSING) == mine.get(k, MISSING):
+                    merged[k] = v
+        if isinstance(merged.get("evidence"), list):
+            merged["evidence"] = _flow(list(merged["evidence"]))
+        out.append(merged)
+    for cid, other in t.items():
+        if cid not in o and cid not in b:
+            out.append(other)
+    for claim in extra:
+        n = 1
+        while f"c{n}" in used:
+            n += 1
+        claim["id"] = f"c{n}"
+        used.add(claim["id"])
+        if isinstance(claim.get("evidence"), list):
+            claim["evidence"] = _flow(list(claim["evidence"]))
+        out.append(claim)
+    return out
+
+
+def _merge_body(base: str, ours: str, theirs: str) -> str:
+    if ours == theirs or theirs == base:
+        return ours
+    if ours == base:
+        return theirs
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+            p = Path(tmp) / name
+            p.write_text(text, encoding="utf-8")
+            paths.append(str(p))
+        res = subprocess.run(["git", "merge-file", "-p", "--union", *paths],
+                             capture_output=True, text=True, check=False)
+        return res.stdout if res.returncode >= 0 else ours
+
+
+def merge_notes(base: str, ours: str, theirs: str, path: str = "") -> tuple[str, list[str]]:
+    """The merged note text and the ids of claims that truly conflicted."""
+    b, o, t = (NoteText.parse(x, path) for x in (base or "---\n---\n", ours, theirs))
+    conflicts: list[str] = []
+    bf, of, tf = b.frontmatter.data, o.frontmatter.data, t.frontmatter.data
+    result = NoteText.parse(ours, path)
+    fm = result.frontmatter
+    for key in list(dict.fromkeys(list(of) + list(tf))):
+        bv, ov, tv = bf.get(key, MISSING), of.get(key, MISSING), tf.get(key, MISSING)
+        if ov == tv:
+            continue
+        if key == "claims":
+            merged: Any = _merge_claims(list(bv if isinstance(bv, list) else []),
+                                        list(ov if isinstance(ov, list) else []),
+                                        list(tv if isinstance(tv, list) else []), conflicts)
+            fm.set(key, merged)
+        elif key in LIST_KEYS and all(isinstance(v, list) or v is MISSING
+                                      for v in (bv, ov, tv)):
+            items = _merge_items(list(bv) if bv is not MISSING else [],  # type: ignore[arg-type]
+                                 list(ov) if ov is not MISSING else [],  # type: ignore[arg-type]
+                                 list(tv) if tv is not MISSING else [],  # type: ignore[arg-type]
+                                 LIST_KEYS[key])
+            fm.set(key, _flow(items) if key == "relations" else items)
+        elif ov == bv:  # only they changed it
+            if tv is MISSING:
+                fm.delete(key)
+            else:
+                fm.set(key, tv)
+        elif tv == bv:
+            continue  # only we changed it
+        elif key == "updated":
+            times = [x for x in (to_datetime(ov), to_datetime(tv)) if isinstance(x, dt.datetime)]
+            if times:
+                fm.set(key, max(times))
+        elif tv is not MISSING:
+            fm.set(f"{key}_theirs", tv)
+    result.set_body(_merge_body(b.body, o.body, t.body))
+    return result.render(), conflicts
+
+
+def run_driver(base_path: str, ours_path: str, theirs_path: str, name: str = "") -> int:
+    """git merge driver: write the merge into %A; 0 when clean, 1 to let git report a
+    conflict (a side whose frontmatter cannot be read)."""
+    from vault_engine.errors import AlayaError
+
+    texts = []
+    for p in (base_path, ours_path, theirs_path):
+        try:
+            texts.append(Path(p).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            return 1
+    try:
+        merged, _ = merge_notes(texts[0], texts[1], texts[2], path=name)
+    except (AlayaError, ValueError, TypeError):
+        res = subprocess.run(["git", "merge-file", ours_path, base_path, theirs_path],
+                             check=False)
+        return 1 if res.returncode else 0
+    Path(ours_path).write_text(merged, encoding="utf-8")
+    return 0
