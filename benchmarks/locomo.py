@@ -27,9 +27,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import report  # noqa: E402
-from compilers.pipeline import CompileOptions, compile_vault  # noqa: E402
+from compilers.options import CompileOptions  # noqa: E402
+from compilers.pipeline import compile_vault  # noqa: E402
 from vault_engine.providers.embedding import LocalEmbedder  # noqa: E402
-from vault_engine.recall.pipeline import RecallQuery, RecallSettings, recall  # noqa: E402
+from vault_engine.recall.pipeline import recall  # noqa: E402
+from vault_engine.recall.query import RecallQuery, RecallSettings  # noqa: E402
 from vault_engine.sessions.ingest import ingest  # noqa: E402
 from vault_engine.store.init_vault import init_vault  # noqa: E402
 from vault_engine.store.vault import Vault  # noqa: E402

@@ -81,7 +81,8 @@ def prepare(vault: Path) -> None:
 
 def in_process(vault: Path, rounds: int) -> dict[str, dict[str, float]]:
     from vault_engine.providers.embedding import LocalEmbedder
-    from vault_engine.recall.pipeline import RecallQuery, recall
+    from vault_engine.recall.pipeline import recall
+    from vault_engine.recall.query import RecallQuery
 
     emb = LocalEmbedder()
     emb.embed_query("warm up")

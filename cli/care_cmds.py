@@ -84,7 +84,7 @@ def restore(obj: Any, ref: str, no_commit: bool, as_json: bool) -> None:
     Example:
       alaya restore card-7f3a2c1d
     """
-    from vault_engine.care.introspect.runner import restore as run
+    from vault_engine.store.archive import restore as run
 
     path, sha = run(obj.vault(), ref, commit=not no_commit)
     if as_json:

@@ -7,7 +7,9 @@ from typing import Any
 
 import click
 
-from compilers.pipeline import CompileOptions, CompileStats, check_artifacts, compile_vault
+from compilers.options import CompileOptions, CompileStats
+from compilers.pipeline import compile_vault
+from vault_engine.care.freshness import check_artifacts
 
 from .output import echo, emit_json, fail, json_option, ok, pass_json, use_color, warn
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from compilers.pipeline import CompileOptions, compile_vault  # noqa: I001
+from compilers.options import CompileOptions  # noqa: I001
+from compilers.pipeline import compile_vault
 from vault_engine.recall.trace import trace
 from vault_engine.sessions.distill import distill
 from vault_engine.sessions.ingest import ingest, read_inputs
@@ -76,7 +77,8 @@ def demo(obj: Any, target: Path | None) -> None:
             mark = "  ← evidence" if t.evidence_for else ""
             echo(f"  [{s.id} {t.anchor}] {t.name or t.role}: {t.text.strip()[:110]}{mark}")
     from vault_engine.providers.embedding import get_embedder
-    from vault_engine.recall.pipeline import RecallQuery, RecallSettings, recall
+    from vault_engine.recall.pipeline import recall
+    from vault_engine.recall.query import RecallQuery, RecallSettings
 
     embedder = get_embedder(vault.config)
     settings = RecallSettings.from_config(vault.config)

@@ -10,6 +10,8 @@ import os
 import sys
 from pathlib import Path
 
+from .locate import find_vault
+
 _LIST = {"--rel": "relations", "--kind": "kind", "--type": "type", "--tag": "tag",
          "--namespace": "namespace"}
 _VALUE = {"--top-k": "top_k", "--depth": "depth", "--as-of": "as_of", "--mode": "mode",
@@ -62,23 +64,6 @@ def _server(vault: Path) -> dict[str, str] | None:
         return info
     except (OSError, ValueError, KeyError, TypeError):
         return None
-
-
-def find_vault(start: str | None = None) -> str:
-    """The vault a command works on when --vault is not given: $ALAYA_VAULT, else the vault
-    that holds the working directory (the nearest folder upwards with an alaya.toml, as git
-    finds its repository), else ~/.alaya."""
-    env = os.environ.get("ALAYA_VAULT")
-    if env:
-        return os.path.expanduser(env)
-    here = os.path.abspath(start or os.getcwd())
-    while True:
-        if os.path.isfile(os.path.join(here, "alaya.toml")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return os.path.expanduser("~/.alaya")
-        here = parent
 
 
 def _post(url: str, body: bytes, token: str | None, timeout: float = 30.0) -> tuple[int, bytes]:

@@ -100,7 +100,7 @@ def cli(ctx: click.Context, vault_path: Path | None) -> None:
     Exit codes: 0 ok, 1 findings or failure, 2 usage error. Add --json to any command for
     machine-readable output. NO_COLOR disables colour.
     """
-    from .fast import find_vault
+    from .locate import find_vault
 
     ctx.obj = AppContext(vault_path or Path(find_vault()))
 

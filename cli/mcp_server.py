@@ -71,8 +71,8 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
         (YYYY-MM-DD: claims valid then), `mode` (hybrid, bm25, vector). Returns nodes with id,
         title, kind, path, score, h_distance, snippet, the relation that reached them and,
         for sessions, the turn anchors; plus `explorable` relation types to follow next."""
-        from vault_engine.recall.pipeline import RecallQuery
         from vault_engine.recall.pipeline import recall as run
+        from vault_engine.recall.query import RecallQuery
 
         obj: dict[str, Any] = {"query": query, "mode": mode}
         for key, value in (("concepts", concepts), ("relations", relations), ("depth", depth),
@@ -80,7 +80,7 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
                            ("type", types), ("tag", tags), ("as_of", as_of)):
             if value is not None:
                 obj[key] = value
-        from vault_engine.recall.pipeline import RecallSettings
+        from vault_engine.recall.query import RecallSettings
 
         try:
             q = RecallQuery.from_json(obj)  # no namespace keys: own + shared only

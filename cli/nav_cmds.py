@@ -150,7 +150,7 @@ def status(obj: Any, as_json: bool) -> None:
     Example:
       alaya status
     """
-    from compilers.pipeline import check_artifacts
+    from vault_engine.care.freshness import check_artifacts
     from vault_engine.care.status import status as vault_status
 
     vault = obj.vault()

@@ -64,8 +64,9 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
     changes a note. Output: docs/schemas/recall.schema.json (--json).
     """
     from vault_engine.providers.embedding import get_embedder
-    from vault_engine.recall.pipeline import RecallQuery, RecallSettings, parse_as_of, prompt_block
     from vault_engine.recall.pipeline import recall as run_recall
+    from vault_engine.recall.present import prompt_block
+    from vault_engine.recall.query import RecallQuery, RecallSettings, parse_as_of
 
     vault = obj.vault()
     if pending:

@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from vault_engine.recall.bm25 import tokenize
 from vault_engine.store.frontmatter import format_datetime
 from vault_engine.store.model import Card, Entity, Note, Session, Tombstone
 from vault_engine.store.serialize import claim_dict, jsonable
+from vault_engine.text.tokens import tokenize
 
 # Kinds that become recall targets; the rest (templates, reports, archive, MEMORY.md …) are
 # graph nodes at most.

@@ -25,7 +25,8 @@ from typing import Any
 
 from vault_engine.errors import AlayaError, UsageError
 from vault_engine.providers.embedding import get_embedder
-from vault_engine.recall.pipeline import RecallQuery, RecallSettings, recall
+from vault_engine.recall.pipeline import recall
+from vault_engine.recall.query import RecallQuery, RecallSettings
 from vault_engine.store.vault import Vault, atomic_write
 
 SERVE_FILE = "serve.json"

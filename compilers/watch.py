@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compilers.options import CompileOptions, CompileStats
+from compilers.pipeline import compile_vault
+from compilers.state import CompileState
 from vault_engine.artifacts import RECORD_CACHE
 from vault_engine.store.vault import TMP_MARKER, Vault
-
-from .pipeline import CompileOptions, CompileState, CompileStats, compile_vault
 
 # Editor and OS droppings that never affect artifacts.
 _IGNORED_SUFFIXES = (".swp", ".swx", ".swo", "~", ".tmp", ".crdownload", ".part")

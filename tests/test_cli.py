@@ -195,7 +195,8 @@ def test_doctor_reports_stale_artifacts_lock_dead_server_and_budget(
     import sys
     import time
 
-    from compilers.pipeline import CompileOptions, compile_vault
+    from compilers.options import CompileOptions
+    from compilers.pipeline import compile_vault
     from vault_engine.providers.embedding import HashEmbedder
 
     def checks() -> dict[str, dict]:

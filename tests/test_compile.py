@@ -14,8 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import cli
-from compilers.pipeline import CompileOptions, check_artifacts, compile_vault
+from compilers.options import CompileOptions
+from compilers.pipeline import compile_vault
 from vault_engine import artifacts as A
+from vault_engine.care.freshness import check_artifacts
 from vault_engine.providers.embedding import EmbeddingError, HashEmbedder
 from vault_engine.store.vault import Vault
 
@@ -253,9 +255,9 @@ def test_vectors_are_normalised_and_searchable(awkward_vault: Path) -> None:
 
 def test_an_edit_rebuilds_one_bm25_shard_and_scores_stay_consistent(vault_path: Path,
                                                                     monkeypatch) -> None:
-    import compilers.pipeline as pipeline
+    import compilers.lexical as lexical
 
-    monkeypatch.setattr(pipeline, "SHARD_UNITS", 10)  # force several shards on a small vault
+    monkeypatch.setattr(lexical, "SHARD_UNITS", 10)  # force several shards on a small vault
     for i in range(60):
         (vault_path / "cards" / f"c{i}.md").write_text(
             f"---\nid: card-{i}\ntitle: Card {i}\n---\nTopic number {i} about gateway {i % 7}.\n")
@@ -265,13 +267,14 @@ def test_an_edit_rebuilds_one_bm25_shard_and_scores_stay_consistent(vault_path: 
     shards = sorted(p.name for p in first.path(A.LEXICAL).glob("shard-*"))
     assert len(shards) >= 4
     built: list[Path] = []
-    original = pipeline.build_lexical
-    monkeypatch.setattr(pipeline, "build_lexical",
+    original = lexical.build_lexical
+    monkeypatch.setattr(lexical, "build_lexical",
                         lambda path, docs, vocab: (built.append(path), original(path, docs, vocab)))
     (vault_path / "cards" / "c5.md").write_text("---\nid: card-5\ntitle: Card 5\n---\nchanged\n")
     compile_(vault)
     assert [p.parent.name for p in built] == [A.LEXICAL]  # one unit shard rebuilt
-    from vault_engine.recall.pipeline import RecallQuery, recall
+    from vault_engine.recall.pipeline import recall
+    from vault_engine.recall.query import RecallQuery
 
     result = recall(vault.state_dir, RecallQuery(text="topic number 42", mode="bm25"),
                     embedder=None, telemetry=False)

@@ -13,8 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import cli
-from compilers.pipeline import CompileOptions, compile_vault
-from vault_engine.care.introspect.runner import PHASES, six_factor
+from compilers.options import CompileOptions
+from compilers.pipeline import compile_vault
+from vault_engine.care.introspect.promote import six_factor
+from vault_engine.care.introspect.runner import PHASES
 from vault_engine.providers.embedding import HashEmbedder
 from vault_engine.store import blocks
 from vault_engine.store.vault import Vault

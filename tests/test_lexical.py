@@ -10,7 +10,8 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from vault_engine.recall.bm25 import SavedBM25, _stopwords, save_vocab_hashes, tokenize
+from vault_engine.recall.bm25 import SavedBM25, save_vocab_hashes
+from vault_engine.text.tokens import _stopwords, tokenize
 
 DOCS = ["the gateway restarted after the telegram notice",
         "postgres replication lag caused stale checkout prices",
@@ -46,7 +47,7 @@ def test_stopwords_are_bm25s_list_and_loading_them_skips_the_package() -> None:
     from bm25s.stopwords import STOPWORDS_EN_PLUS
 
     assert set(STOPWORDS_EN_PLUS) <= _stopwords()
-    code = ("import sys; from vault_engine.recall.bm25 import tokenize; "
+    code = ("import sys; from vault_engine.text.tokens import tokenize; "
             "print(tokenize('What is the gateway doing?'), 'bm25s' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parent.parent).stdout
@@ -55,7 +56,7 @@ def test_stopwords_are_bm25s_list_and_loading_them_skips_the_package() -> None:
 
 def two_packed_shards(tmp_path: Path) -> Path:
     """DOCS in two bm25s shards (units 0–1 and 2–4), built and packed as the compiler does."""
-    from compilers.pipeline import build_lexical
+    from compilers.lexical import build_lexical
     from vault_engine.recall.bm25 import pack_shards
 
     vocab: dict[str, int] = {}

@@ -11,9 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import cli
-from compilers.pipeline import CompileOptions, compile_vault
+from compilers.options import CompileOptions
+from compilers.pipeline import compile_vault
 from vault_engine.providers.embedding import HashEmbedder
-from vault_engine.recall.pipeline import RecallQuery, RecallSettings, recall
+from vault_engine.recall.pipeline import recall
+from vault_engine.recall.query import RecallQuery, RecallSettings
 from vault_engine.store.relations import relation_similarity
 from vault_engine.store.vault import Vault
 
@@ -248,7 +250,7 @@ def test_a_session_hit_shows_the_turn_before_its_best_turn(vault_path: Path) -> 
     assert best["before"].endswith("Joanna: How long have you had your pet turtles?")
     first = [t for n in result["nodes"] for t in n["turns"] if t["anchor"] == "t1"]
     assert all(t["before"] is None for t in first)
-    from vault_engine.recall.pipeline import prompt_block
+    from vault_engine.recall.present import prompt_block
 
     line = prompt_block(result).splitlines()[0]
     assert line.startswith("- [episodic] Joanna: How long have you had your pet turtles? → ")

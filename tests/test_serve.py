@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.fast import find_vault, try_server
+from cli.fast import try_server
+from cli.locate import find_vault
 from cli.main import cli
 from compilers.serve import RecallServer, read_serve_file
 from vault_engine.errors import UsageError
@@ -124,7 +125,8 @@ def test_token_is_required_when_set(graph_vault: Path) -> None:  # noqa: F811
 def test_resident_recall_reads_turn_context_like_a_one_shot_recall(
         vault_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The server keeps the context vectors in RAM, a one-shot recall maps them: same turns."""
-    from compilers.pipeline import CompileOptions, compile_vault
+    from compilers.options import CompileOptions
+    from compilers.pipeline import compile_vault
 
     from .test_recall import HASH, _chat_vault
 

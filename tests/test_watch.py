@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from compilers.pipeline import CompileOptions, compile_vault
+from compilers.options import CompileOptions
+from compilers.pipeline import compile_vault
 from compilers.watch import Batcher, relevant, watch
 from vault_engine import artifacts as A
 from vault_engine.providers.embedding import HashEmbedder

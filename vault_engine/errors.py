@@ -83,3 +83,7 @@ class GitError(AlayaError):
 
 class LockTimeoutError(AlayaError):
     """Another writer holds the vault lock for too long."""
+
+
+class NotCompiledError(AlayaError):
+    """There are no artifacts to recall from (never compiled, or from an older format)."""

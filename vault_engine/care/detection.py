@@ -19,8 +19,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vault_engine.recall.bm25 import tokenize
 from vault_engine.store.model import Card, Claim, Entity, Note
+from vault_engine.text.tokens import tokenize
 
 NEGATIONS = frozenset({"not", "no", "never", "none", "cannot", "can't", "don't", "doesn't",
                        "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "without",

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from vault_engine.errors import UsageError
-from vault_engine.recall.pipeline import RecallQuery, RecallSettings, recall
+from vault_engine.recall.pipeline import recall
+from vault_engine.recall.query import RecallQuery, RecallSettings
 from vault_engine.telemetry import note_stats, read_events
 
 TARGETS = {"recall_at_5": (">", 0.8), "latency_p95": ("<", 100.0), "temp_accuracy": (">", 0.9),

@@ -87,7 +87,7 @@ def feedback(vault: Vault, verdict: str, ref: str, *, claim: str | None = None,
             "useful": q.useful, "not_useful": q.not_useful, "score": q.score},
             message=f"{verdict}: {note.title} (quality {q.score:.2f} over {q.total})")
     if verdict == "deprecate":
-        from vault_engine.care.introspect.runner import archive_note
+        from vault_engine.store.archive import archive_note
 
         if note.kind == "archive":
             raise UsageError(f"{note.path} is already archived", fix="nothing to do")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_engine import artifacts as A
-from vault_engine.recall.pipeline import NotCompiledError
+from vault_engine.errors import NotCompiledError
 from vault_engine.store.model import CORE_RELATIONS, SYMMETRIC_RELATIONS
 from vault_engine.telemetry import read_events
 

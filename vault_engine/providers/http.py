@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..errors import AlayaError
+from vault_engine.errors import AlayaError
 
 
 def post_json(client: Any, url: str, payload: dict[str, Any], *, api_key: str | None,

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
-from ..errors import AlayaError
+from vault_engine.config import Config
+from vault_engine.errors import AlayaError
+
 from .http import post_json
 
 

@@ -87,7 +87,9 @@ def build_context(vault: Vault, *, budget: int = 4000, query: str | None = None,
     sections["memory"], used_m, omitted["memory"] = fit_lines(memory, third)
     result = None
     if query:
-        from .pipeline import RecallQuery, RecallSettings, prompt_block, recall
+        from .pipeline import recall
+        from .present import prompt_block
+        from .query import RecallQuery, RecallSettings
 
         result = recall(vault.state_dir, RecallQuery(text=query, top_k=top_k),
                         embedder=embedder, settings=RecallSettings.from_config(vault.config))

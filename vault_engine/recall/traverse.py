@@ -15,7 +15,8 @@ from typing import Any
 
 from vault_engine.store.relations import relation_similarity
 
-from .pipeline import RecallIndex, _resolve_node, open_index
+from .expansion import resolve_node
+from .index import RecallIndex, open_index
 
 MAX_PATHS_PER_NODE = 50  # caps the enumeration on hubs
 
@@ -64,7 +65,7 @@ def _half_paths(index: RecallIndex, start: int, hops: int) -> dict[int, list[lis
 def find_paths(state_dir: Path, a: str, b: str, *, max_hops: int = 3, best: int = 3
                ) -> dict[str, Any]:
     index = open_index(state_dir)
-    start, goal = _resolve_node(index, a), _resolve_node(index, b)
+    start, goal = resolve_node(index, a), resolve_node(index, b)
     if start == goal:
         return {"from": index.node_key(start), "to": index.node_key(goal), "paths": []}
     forward = _half_paths(index, start, (max_hops + 1) // 2)
@@ -107,7 +108,7 @@ def find_paths(state_dir: Path, a: str, b: str, *, max_hops: int = 3, best: int 
 def neighbourhood(state_dir: Path, a: str, *, rels: Sequence[str] = (), depth: int = 1,
                   threshold: float = 0.75) -> dict[str, Any]:
     index = open_index(state_dir)
-    start = _resolve_node(index, a)
+    start = resolve_node(index, a)
     seen = {start: 0}
     rows = []
     frontier = [start]

@@ -64,7 +64,7 @@ def init_vault(path: Path, *, commit: bool = True) -> InitResult:
         created.append(rel)
     was_repo = history.is_repo(root)
     history.init_repo(root)
-    from vault_engine.collab.sync import register_driver
+    from .merge import register_driver
 
     register_driver(root)  # per-machine git config; .gitattributes comes from the template
     sha = None

@@ -277,3 +277,8 @@ def format_link(target: str, display: str | None = None, anchor: str | None = No
     if display and display != target:
         inner += f"|{display}"
     return f"[[{inner}]]"
+
+
+def link_to(note: Note) -> str:
+    """The wikilink alaya writes to a note (its id, else its path without `.md`)."""
+    return format_link(note.id or note.path[:-3])

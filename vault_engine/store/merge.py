@@ -21,7 +21,9 @@ back to git's own merge (a conflict a person resolves).
 from __future__ import annotations
 
 import datetime as dt
+import shlex
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Hashable
 from pathlib import Path
@@ -201,3 +203,18 @@ def run_driver(base_path: str, ours_path: str, theirs_path: str, name: str = "")
         return 1 if res.returncode else 0
     Path(ours_path).write_text(merged, encoding="utf-8")
     return 0
+
+
+def driver_command() -> str:
+    """How git runs the driver on this machine: this interpreter, so no PATH is needed."""
+    return f"{shlex.quote(sys.executable)} -m cli.merge_driver %O %A %B %P"
+
+
+def register_driver(root: object) -> None:
+    """The driver in the repository's local git config (per machine, not versioned)."""
+    from .history import _repo
+
+    repo = _repo(Path(str(root)))
+    with repo.config_writer() as cfg:
+        cfg.set_value('merge "alaya"', "name", "alaya note merge (frontmatter sets, claims)")
+        cfg.set_value('merge "alaya"', "driver", driver_command())

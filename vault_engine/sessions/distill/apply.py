@@ -15,13 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vault_engine.recall.bm25 import tokenize
 from vault_engine.store.cards import ClaimSpec, NewCard, card_file, now_utc
 from vault_engine.store.frontmatter import FlowMap, NoteText
 from vault_engine.store.ids import new_id, safe_filename
 from vault_engine.store.links import format_link, link_target_for, normalize_name
 from vault_engine.store.model import Card, Entity, Note, Session
 from vault_engine.store.vault import Transaction, Vault, VaultIndex
+from vault_engine.text.tokens import tokenize
 
 from .model import CardDraft, DistillResult
 

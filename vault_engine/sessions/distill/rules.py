@@ -311,7 +311,7 @@ class RulesDistiller:
 def _merge_similar(cards: list[CardDraft]) -> list[CardDraft]:
     """Cards of one session saying the same thing (same type, token overlap ≥ 0.5) become one
     card with both claims — the second sentence usually restates the first."""
-    from vault_engine.recall.bm25 import tokenize
+    from vault_engine.text.tokens import tokenize
 
     out: list[CardDraft] = []
     toks: list[set[str]] = []

@@ -1,0 +1,113 @@
+"""The BM25 build: bm25s indexes over documents given as ids of the persistent vocabulary, in
+shards so that one edit rebuilds one shard. The saved format and its reader are
+vault_engine.recall.bm25."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from array import array
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from vault_engine import artifacts as A
+from vault_engine.recall.bm25 import save_vocab_hashes
+
+from .records import GRAPH_KINDS, NoteRecord
+from .state import CompileState, signature, units_reusable
+
+
+def build_lexical(path: Path, docs: Sequence[Sequence[int]], vocab: dict[str, int]) -> None:
+    """BM25 (bm25s) over documents given as ids of the persistent vocabulary.
+
+    Passing ids skips bm25s's own string → id pass over every token; the ids are renumbered
+    to the tokens these documents use, so each saved index carries only its own vocabulary.
+    """
+    import bm25s
+    from bm25s.tokenization import Tokenized
+
+    used = sorted({i for doc in docs for i in doc})
+    local = {g: n for n, g in enumerate(used)}
+    inverse = {i: t for t, i in vocab.items()}
+    retriever = bm25s.BM25()
+    shard_vocab = {inverse[g]: n for g, n in local.items()}
+    retriever.index(Tokenized(ids=[[local[i] for i in doc] for doc in docs], vocab=shard_vocab),
+                    show_progress=False)
+    retriever.save(str(path), show_progress=False)
+    save_vocab_hashes(str(path), shard_vocab)  # recall looks tokens up without the JSON
+
+
+SHARD_UNITS = 2500  # units per BM25 shard, roughly
+
+
+def _shard_count(n_units: int, prev: dict[str, Any] | None) -> int:
+    """How many BM25 shards: about one per SHARD_UNITS units, kept while within 2× of the
+    previous count, so a growing vault does not reshuffle every shard on each compile."""
+    ideal = max(1, round(n_units / SHARD_UNITS))
+    before = len((prev or {}).get("lexical_shards") or [])
+    if before and before / 2 <= ideal <= before * 2:
+        return before
+    return ideal
+
+
+def write_lexical_shards(folder: Path, records: Sequence[NoteRecord], cstate: CompileState,
+                         prev_build: A.Build | None, prev: dict[str, Any] | None) -> list[str]:
+    """The BM25 index in shards (`shard-NN/` + `units.npy`, the global unit id of each row).
+
+    A note's units all go to one shard (by a hash of its path), and only shards whose
+    documents changed are rebuilt: one edit rebuilds one shard. Scores come from each shard's
+    own statistics — over thousands of randomly assigned units those match the whole vault's
+    closely (search engines score shards the same way); below SHARD_UNITS there is one shard.
+    """
+    import numpy as np
+
+    n_units = sum(len(r.units) for r in records)
+    count = _shard_count(n_units, prev)
+    members: list[list[NoteRecord]] = [[] for _ in range(count)]
+    unit_ids: list[list[int]] = [[] for _ in range(count)]
+    row = 0
+    for rec in records:
+        k = int(hashlib.blake2b(rec.path.encode(), digest_size=4).hexdigest(), 16) % count
+        members[k].append(rec)
+        unit_ids[k].extend(range(row, row + len(rec.units)))
+        row += len(rec.units)
+    old = (prev or {}).get("lexical_shards") or []
+    same_format = prev is not None and prev.get("format") == A.FORMAT
+    sigs = []
+    for k in range(count):
+        sig = signature(u.lexical for rec in members[k] for u in rec.units)
+        sigs.append(sig)
+        if not unit_ids[k]:
+            continue
+        dest = folder / f"shard-{k:02d}"
+        source = prev_build.path(A.LEXICAL) / dest.name if prev_build else None
+        if same_format and len(old) == count and old[k] == sig and source and source.exists():
+            shutil.copytree(source, dest)
+        else:
+            build_lexical(dest, [ids for rec in members[k] for ids in cstate.unit_token_ids(rec)],
+                          cstate.vocab)
+        np.save(dest / "units.npy", np.array(unit_ids[k], dtype=np.int64))
+    return sigs
+
+
+def write_note_documents(folder: Path, records: Sequence[NoteRecord], cstate: CompileState,
+                         prev_build: A.Build | None, prev: dict[str, Any] | None) -> str:
+    """BM25 over whole notes: one document per note of several units (a whole session); for a
+    one-unit note it would repeat the unit index. Row i is graph node `nodes.npy[i]`. It has
+    its own signature (returned, for the manifest): editing a card leaves it as it was."""
+    import numpy as np
+
+    graph_recs = [rec for rec in records if rec.kind in GRAPH_KINDS]
+    multi = [(n, rec) for n, rec in enumerate(graph_recs) if len(rec.units) > 1]
+    notes_sig = signature(f"{n}|{rec.path}|" + "\x01".join(u.lexical for u in rec.units)
+                          for n, rec in multi)
+    if units_reusable(prev_build, prev, "notes_lexical_sig", notes_sig, A.LEXICAL_NOTES):
+        shutil.copytree(prev_build.path(A.LEXICAL_NOTES),  # type: ignore[union-attr]
+                        folder)
+    elif multi:
+        note_docs = [array("i", [t for ids in cstate.unit_token_ids(rec) for t in ids])
+                     for _, rec in multi]
+        build_lexical(folder, note_docs, cstate.vocab)
+        np.save(folder / "nodes.npy", np.array([n for n, _ in multi], dtype=np.int32))
+    return notes_sig

@@ -1,0 +1,188 @@
+"""Introspect phase 3, conflicts: offline claim-conflict candidates (vault_engine.care.detection),
+judged by an LLM when one is configured, else settled by seed 003's rules (source trust, then
+recency) or marked `contested` with a CONTRADICTS link and listed in reports/contradictions.md."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+
+from vault_engine.care.detection import ClaimConflict, claim_conflicts
+from vault_engine.store import blocks
+from vault_engine.store.frontmatter import FlowMap, NoteText
+from vault_engine.store.links import link_to
+from vault_engine.store.model import Card, Note, Session
+from vault_engine.store.vault import Transaction, VaultIndex
+
+from .phase import Context, PhaseResult, appender, commit_phase, flow
+
+CONTRADICTIONS = "reports/contradictions.md"
+
+
+TRUST_GAP = 0.5  # seed 003 §3.3.2: trust differs by more → the trusted source wins
+
+
+RECENCY_GAP_DAYS = 90  # … else timestamps further apart → latest wins
+
+
+def source_trust(note: Note, index: VaultIndex) -> float:
+    """Seed 003 §3.3.3: what a person wrote 1.0; what a user said in a session 0.95; what the
+    agent said (its inference) 0.5; an LLM distillation with no turn behind it 0.4."""
+    explicit = note.meta.get("trust")
+    if isinstance(explicit, int | float) and not isinstance(explicit, bool):
+        return float(explicit)
+    if not isinstance(note, Card) or not (note.source_sessions or any(
+            c.evidence for c in note.claims)):
+        return 1.0
+    best = 0.4
+    for c in note.claims:
+        for e in c.evidence:
+            if e.link is None:
+                continue
+            res = index.resolver.resolve(e.link.target)
+            if isinstance(res.note, Session) and e.link.block:
+                turn = res.note.turn(e.link.block)
+                if turn is not None:
+                    best = max(best, 0.95 if turn.role == "user" else 0.5)
+    return best
+
+
+def _claim_time(ref: Any) -> dt.datetime | None:
+    c, n = ref.claim, ref.note
+    return c.valid_from or getattr(n, "updated", None) or getattr(n, "created", None)
+
+
+JUDGE_PROMPT = """Two claims from a knowledge base look like they contradict each other.
+Decide whether they really do (the same subject, incompatible statements), and if so which
+one to keep when the text alone makes it clear (otherwise keep neither).
+Answer with JSON only: {"contradiction": true|false, "keep": "a"|"b"|null, "reason": "..."}"""
+
+
+def _judge(ctx: Context, k: ClaimConflict) -> dict[str, Any] | None:
+    """Ask the configured LLM about one candidate. None: no LLM, budget spent, or an answer
+    that is not the JSON asked for (then the offline rules decide)."""
+    import json
+
+    from vault_engine.errors import AlayaError
+    from vault_engine.providers.llm import Budget, ChatClient, llm_settings
+
+    settings = llm_settings(ctx.vault.config)
+    if settings.provider not in ("openai", "llm") or not settings.base_url:
+        return None
+    budget = Budget(ctx.vault.state_dir, settings.daily_call_budget)
+    if not budget.available():
+        return None
+    user = (f"Claim a ({k.a.note.title}, {k.a.claim.id}): {k.a.claim.text}\n"
+            f"Claim b ({k.b.note.title}, {k.b.claim.id}): {k.b.claim.text}\n"
+            f"They differ in: {k.detail}")
+    try:
+        budget.spend()
+        raw = ChatClient(settings).complete([{"role": "system", "content": JUDGE_PROMPT},
+                                             {"role": "user", "content": user}])
+        answer = json.loads(raw)
+    except (AlayaError, ValueError):
+        return None
+    if not isinstance(answer, dict) or not isinstance(answer.get("contradiction"), bool) \
+            or answer.get("keep") not in ("a", "b", None):
+        return None
+    return answer
+
+
+def phase_conflicts(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
+    r = PhaseResult("conflicts")
+    index = ctx.index()
+    live = [n for n in index.notes if n.kind not in ("template", "archive")]
+    found = claim_conflicts(live)
+    total = len(found)
+    resolved: list[tuple[ClaimConflict, Any, Any, str]] = []  # (conflict, winner, loser, why)
+    open_: list[ClaimConflict] = []
+    dismissed = 0
+    for k in list(found):
+        verdict = None if ctx.dry_run else _judge(ctx, k)
+        if verdict is None:
+            continue
+        found.remove(k)
+        if not verdict["contradiction"]:
+            dismissed += 1
+            r.lines.append(f"- not a contradiction (LLM): [[{k.a.note.id or k.a.note.stem}]] "
+                           f"{k.a.claim.id} / [[{k.b.note.id or k.b.note.stem}]] {k.b.claim.id}"
+                           f" — {str(verdict.get('reason', ''))[:120]}")
+        elif verdict["keep"] in ("a", "b"):
+            win, lose = (k.a, k.b) if verdict["keep"] == "a" else (k.b, k.a)
+            resolved.append((k, win, lose, "LLM: " + str(verdict.get("reason", ""))[:120]))
+        else:
+            open_.append(k)
+    for k in found:
+        ta, tb = source_trust(k.a.note, index), source_trust(k.b.note, index)
+        wa, wb = _claim_time(k.a), _claim_time(k.b)
+        if abs(ta - tb) > TRUST_GAP:
+            win, lose = (k.a, k.b) if ta > tb else (k.b, k.a)
+            resolved.append((k, win, lose, f"source trust {max(ta, tb):.2f} vs {min(ta, tb):.2f}"))
+        elif wa and wb and abs((wa - wb).days) > RECENCY_GAP_DAYS:
+            win, lose = (k.a, k.b) if wa > wb else (k.b, k.a)
+            resolved.append((k, win, lose, f"newer by {abs((wa - wb).days)} days"))
+        else:
+            open_.append(k)
+    r.numbers.update(candidates=total, resolved=len(resolved), contested=len(open_))
+    if dismissed:
+        r.numbers["dismissed"] = dismissed
+    for k, win, lose, why in resolved:
+        r.lines.append(f"- kept [[{win.note.id or win.note.stem}]] {win.claim.id} over "
+                       f"[[{lose.note.id or lose.note.stem}]] {lose.claim.id} ({k.detail}; {why})")
+    for k in open_:
+        r.lines.append(f"- contested: [[{k.a.note.id or k.a.note.stem}]] {k.a.claim.id} vs "
+                       f"[[{k.b.note.id or k.b.note.stem}]] {k.b.claim.id} ({k.detail})")
+
+    def set_status(tx: Transaction, note: Note, claim_id: str, status: str,
+                   extra: dict[str, Any] | None = None) -> None:
+        def edit(doc: NoteText) -> None:
+            claims = [dict(c) for c in doc.frontmatter.data.get("claims") or []]
+            for c in claims:
+                if str(c.get("id")) == claim_id:
+                    c["status"] = status
+                    c.update(extra or {})
+            doc.frontmatter.set("claims", flow(claims))
+        tx.update(note.path, edit)
+
+    def work(tx: Transaction) -> None:
+        for _k, win, lose, why in resolved:
+            set_status(tx, lose.note, lose.claim.id, "superseded",
+                       {"superseded_by": f"{link_to(win.note)} {win.claim.id}",
+                        "resolution": why})
+        for k in open_:
+            set_status(tx, k.a.note, k.a.claim.id, "contested")
+            set_status(tx, k.b.note, k.b.claim.id, "contested")
+            if k.a.note.path != k.b.note.path:
+                item = FlowMap(type="CONTRADICTS", target=link_to(k.b.note), weight=1.0,
+                               reason=f"claim {k.a.claim.id} vs {k.b.claim.id}: {k.detail}")
+                tx.update(k.a.note.path, appender("relations", item))
+        if open_:
+            _write_contradictions(tx, ctx, open_)
+
+    commit_phase(ctx, r, results, work if (resolved or open_) else None,
+                  f"{len(resolved)} resolved, {len(open_)} contested")
+    return r
+
+
+def _write_contradictions(tx: Transaction, ctx: Context, open_: Sequence[ClaimConflict]) -> None:
+    rel = CONTRADICTIONS
+    path = ctx.vault.root / rel
+    old = path.read_text(encoding="utf-8") if path.exists() else (
+        "---\nid: report-contradictions\ntitle: Contradictions\ntype: report\n---\n"
+        "# Contradictions\n\nClaims that contradict each other and need a person's decision. "
+        "Resolve one by setting the wrong claim's status to `refuted` or `superseded` (or "
+        "`alaya feedback correct`).\n\n")
+    current = blocks.read_block(old, "contradictions", rel) or ""
+    lines = [x for x in current.splitlines() if x.strip()]
+    for k in open_:
+        line = (f"- [[{k.a.note.id or k.a.note.stem}]] {k.a.claim.id} “{k.a.claim.text}” vs "
+                f"[[{k.b.note.id or k.b.note.stem}]] {k.b.claim.id} “{k.b.claim.text}” "
+                f"({k.detail}; found {ctx.now.date()})")
+        if line.split(" (")[0] not in {x.split(" (")[0] for x in lines}:
+            lines.append(line)
+    new = blocks.replace_block(old, "contradictions", "\n".join(lines) + "\n", path=rel)
+    if path.exists():
+        tx.write(rel, new, ctx.vault.current_checksum(rel))
+    else:
+        tx.create(rel, new)

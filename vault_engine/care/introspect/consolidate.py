@@ -1,0 +1,363 @@
+"""Introspect phase 2, consolidate: near-duplicate cards merged into the one with more behind it
+(claims and evidence united, relations moved over, every link re-pointed, the other archived
+with `merged_into`); SIMILAR_TO between cards in the middle band; REFERENCES from cards to the
+entities they name; CAUSED_BY across sessions; relation-type suggestions (report only)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from vault_engine.care.detection import card_tokens, near_duplicates
+from vault_engine.store.archive import archive_note
+from vault_engine.store.frontmatter import FlowMap, NoteText
+from vault_engine.store.links import format_link, link_to
+from vault_engine.store.model import CORE_RELATIONS, Card, Note
+from vault_engine.store.relations import FAMILIES, GENERIC, classify
+from vault_engine.store.vault import Transaction, VaultIndex
+
+from .phase import Context, PhaseResult, appender, commit_phase, flow
+
+SIMILAR_BAND = (0.5, 0.8)  # Jaccard of two cards' words: SIMILAR_TO in this band
+
+
+def _merge_claims(winner: Card, loser: Card) -> list[dict[str, Any]]:
+    from vault_engine.care.detection import DUPLICATE, _jaccard
+    from vault_engine.text.tokens import tokenize
+
+    claims = [dict(c) for c in (winner.meta.get("claims") or []) if isinstance(c, dict)]
+    used = {str(c.get("id")) for c in claims}
+
+    def words(c: dict[str, Any]) -> frozenset[str]:
+        return frozenset(tokenize(str(c.get("text", ""))))
+
+    for c in loser.meta.get("claims") or []:
+        if not isinstance(c, dict):
+            continue
+        same = next((m for m in claims if _jaccard(words(m), words(c)) >= DUPLICATE), None)
+        if same is not None:  # the same statement in other words: unite the evidence
+            mine = same
+            ev = list(mine.get("evidence") or [])
+            seen = {str(e.get("source")) for e in ev if isinstance(e, dict)}
+            ev += [e for e in c.get("evidence") or []
+                   if isinstance(e, dict) and str(e.get("source")) not in seen]
+            if ev:
+                mine["evidence"] = ev
+            continue
+        new = dict(c)
+        n = len(used) + 1
+        while f"c{n}" in used:
+            n += 1
+        new["id"] = f"c{n}"
+        used.add(new["id"])
+        claims.append(new)
+    return claims
+
+
+def _weight_of(note: Card, incoming: dict[str, int]) -> tuple[int, int, int, str]:
+    """Which of two duplicates survives: more claims and evidence, then more links to it,
+    then the older one."""
+    evidence = sum(len(c.evidence) for c in note.claims)
+    return (len(note.claims) + evidence, incoming.get(note.path, 0),
+            -int((note.created or dt.datetime.max.replace(tzinfo=dt.UTC)).timestamp()),
+            note.path)
+
+
+def phase_consolidate(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
+    r = PhaseResult("consolidate")
+    index = ctx.index()
+    live = [n for n in index.notes if n.kind not in ("template", "archive")]
+    incoming: dict[str, int] = {}
+    for n in live:
+        for lk in n.links:
+            res = index.resolver.resolve(lk.target) if lk.target else None
+            if res is not None and res.note is not None and res.note.path != n.path:
+                incoming[res.note.path] = incoming.get(res.note.path, 0) + 1
+    dups = near_duplicates(live)
+    merged: dict[str, Card] = {}  # loser path → winner
+    plan: list[tuple[Card, Card, float]] = []
+    for d in sorted(dups, key=lambda d: -d.similarity):
+        a, b = d.a, d.b
+        if a.path in merged or b.path in merged:
+            continue
+        if a.namespace != b.namespace:
+            continue  # never merge across namespaces (an agent's private card into shared)
+        assert isinstance(a, Card) and isinstance(b, Card)
+        winner, loser = (a, b) if _weight_of(a, incoming) >= _weight_of(b, incoming) else (b, a)
+        merged[loser.path] = winner
+        plan.append((winner, loser, d.similarity))
+    # middle band: SIMILAR_TO where the two are not linked yet
+    cards = [n for n in live if isinstance(n, Card) and n.path not in merged]
+    toks = {c.path: card_tokens(c) for c in cards}
+    linked = related_pairs(index, cards)
+    similar = []
+    from vault_engine.care.detection import similar_pairs
+
+    paths = [c.path for c in cards]
+    for i, j, sim in similar_pairs([toks[p] for p in paths], SIMILAR_BAND[0]):
+        if sim < SIMILAR_BAND[1] and frozenset({paths[i], paths[j]}) not in linked:
+            similar.append((cards[i], cards[j], round(sim, 3)))
+    mentions = entity_mentions(index, [c for c in cards], merged)
+    causes = causal_links(index, cards, merged)
+    suggestions = relation_suggestions(live)
+    r.numbers.update(duplicate_pairs=len(plan), similar_links=len(similar),
+                     entity_links=len(mentions), causal_links=len(causes),
+                     relation_suggestions=len(suggestions))
+    r.lines = [f"- merge [[{loser.id or loser.stem}]] into [[{w.id or w.stem}]] "
+               f"({s:.0%} of their words shared)" for w, loser, s in plan]
+    r.lines += [f"- SIMILAR_TO [[{a.id or a.stem}]] ↔ [[{b.id or b.stem}]] ({s:.0%})"
+                for a, b, s in similar]
+    r.lines += [f"- [[{c.id or c.stem}]] REFERENCES [[{e.id or e.stem}]] (mentions "
+                f"“{name}”)" for c, e, name in mentions]
+    r.lines += [f"- [[{a.id or a.stem}]] CAUSED_BY [[{b.id or b.stem}]] (across sessions: "
+                f"“{phrase}”)" for a, b, phrase in causes]
+    if suggestions:
+        r.lines += ["", "Relation types:"] + [f"- {s}" for s in suggestions]
+
+    def work(tx: Transaction) -> None:
+        for winner, loser, sim in plan:
+            claims = _merge_claims(winner, loser)
+            sources = list(dict.fromkeys(
+                [str(s) for s in winner.meta.get("source_sessions") or []]
+                + [str(s) for s in loser.meta.get("source_sessions") or []]))
+            tags = list(dict.fromkeys(list(winner.tags) + list(loser.tags)))
+            have = {(rel.type, (index.resolver.resolve(rel.target).note or winner).path)
+                    for rel in winner.relations}
+            extra = []
+            for rel in loser.relations:
+                if rel.origin != "frontmatter":
+                    continue
+                target = index.resolver.resolve(rel.target).note
+                if target is None or target.path in (winner.path, loser.path) or \
+                        (rel.type, target.path) in have:
+                    continue
+                item = FlowMap(type=rel.type, target=format_link(target.id or target.path[:-3]),
+                               weight=rel.weight)
+                if rel.reason:
+                    item["reason"] = rel.reason
+                extra.append(item)
+
+            def edit(doc: NoteText, claims: list[Any] = claims, sources: list[str] = sources,
+                     tags: list[str] = tags, extra: list[Any] = extra,
+                     loser: Card = loser, winner: Card = winner) -> None:
+                fm = doc.frontmatter
+                if claims:
+                    fm.set("claims", flow(claims))
+                if sources:
+                    fm.set("source_sessions", sources)
+                if tags:
+                    fm.set("tags", tags)
+                for item in extra:
+                    fm.append_item("relations", item)
+                aliases = [str(a) for a in fm.data.get("aliases") or []]
+                if loser.title not in aliases and loser.title != winner.title:
+                    fm.set("aliases", aliases + [loser.title])
+                fm.set("updated", ctx.now.replace(microsecond=0))
+
+            tx.update(winner.path, edit)
+            repoint_links(tx, index, loser, winner, skip=[winner.path])
+            archive_note(tx, ctx.vault, loser, f"merged into {winner.title} "
+                         f"({sim:.0%} of their words shared)", ctx.now, merged_into=winner)
+        for a, b, sim in similar:
+            item = FlowMap(type="SIMILAR_TO", target=link_to(b), weight=round(sim, 2),
+                           reason="introspect: most of their words are shared")
+            tx.update(a.path, appender("relations", item))
+        for card, entity, name in mentions:
+            item = FlowMap(type="REFERENCES", target=link_to(entity), weight=0.6,
+                           reason=f"introspect: mentions {name}")
+            tx.update(card.path, appender("relations", item))
+        for effect, cause, phrase in causes:
+            item = FlowMap(type="CAUSED_BY", target=link_to(cause), weight=0.7,
+                           reason=f"introspect: across sessions, “{phrase}”")
+            tx.update(effect.path, appender("relations", item))
+
+    commit_phase(ctx, r, results, work if (plan or similar or mentions or causes) else None,
+                  f"{len(plan)} merge(s), {len(similar)} SIMILAR_TO, "
+                  f"{len(mentions)} entity link(s), {len(causes)} causal link(s)")
+    return r
+
+
+def related_pairs(index: VaultIndex, cards: Iterable[Card]) -> set[frozenset[str]]:
+    """Pairs of paths already joined by a relation of one of `cards` (either direction)."""
+    linked = set()
+    for c in cards:
+        for rel in c.relations:
+            res = index.resolver.resolve(rel.target)
+            if res.note is not None:
+                linked.add(frozenset({c.path, res.note.path}))
+    return linked
+
+
+def entity_mentions(index: VaultIndex, cards: Sequence[Card],
+                    skip: Iterable[str] = ()) -> list[tuple[Card, Note, str]]:
+    """Cards whose title or claims name a known entity (its title or an alias, as a whole
+    word) without linking to it — typically an entity first seen in another session, which
+    is exactly the link that connects sessions."""
+    from vault_engine.store.model import Entity
+
+    names: dict[str, Note] = {}
+    for e in index.notes:
+        if isinstance(e, Entity):
+            for name in (e.title, *e.aliases):
+                if name and len(name) >= 3:
+                    names.setdefault(name.casefold(), e)
+    if not names:
+        return []
+    pattern = re.compile(r"(?<![\w-])(" + "|".join(
+        re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?![\w-])",
+        re.IGNORECASE)
+    skipped = set(skip)
+    out = []
+    for card in cards:
+        if card.path in skipped:
+            continue
+        linked = {n.path for n in (index.resolver.resolve(lk.target).note
+                                   for lk in card.links if lk.target) if n is not None}
+        text = " ".join([card.title] + [c.text for c in card.claims])
+        seen = set()
+        for m in pattern.finditer(text):
+            entity = names[m.group(1).casefold()]
+            if entity.path in linked or entity.path in seen:
+                continue
+            seen.add(entity.path)
+            out.append((card, entity, m.group(1)))
+    return out
+
+
+# "…, which caused replication lag of 40 minutes": what follows is an effect of this card
+_EFFECT_RE = re.compile(r"(?i)\b(?:caused|causes|causing|led\s+to|leads\s+to|leading\s+to|"
+                        r"resulted\s+in|results\s+in|triggered|triggers)\s+(?P<phrase>[^.;:!?,()]+)")
+
+
+# "…, caused by expired credentials": what follows is a cause named by this card
+_CAUSE_RE = re.compile(r"(?i)\b(?:caused\s+by|because\s+of|due\s+to|triggered\s+by|"
+                       r"started\s+when)\s+(?P<phrase>[^.;:!?,()]+)")
+
+
+CAUSAL_PHRASE_TOKENS = (2, 5)  # a phrase is its first 2–5 content words (stemmed)
+
+
+def _sessions_of(card: Card) -> frozenset[str]:
+    return frozenset(str(s).strip("[]").split("|")[0].split("#")[0]
+                     for s in card.meta.get("source_sessions") or [])
+
+
+def causal_links(index: VaultIndex, cards: Sequence[Card],
+                 skip: Iterable[str] = ()) -> list[tuple[Card, Card, str]]:
+    """Causal chains across sessions: card B says it caused a phrase ("…, which caused
+    replication lag of 40 minutes") and card A, from another session, describes that phrase
+    ("the replica had replication lag of 40 minutes") → A CAUSED_BY B. Likewise A names its
+    cause ("… caused by the expired archive credentials") and B, from another session, is
+    about it. A phrase is its first content words (stemmed, stopwords out, 2–5 of them), and
+    every one must be among the other card's words: specific enough that "the disk" alone
+    never links two incidents. Returns (effect card, cause card, phrase)."""
+    from vault_engine.text.tokens import tokenize
+
+    skipped = set(skip)
+    live = [c for c in cards if c.path not in skipped and c.claims]
+    words = {c.path: card_tokens(c) for c in live}
+    sessions = {c.path: _sessions_of(c) for c in live}
+    # a word in most cards says nothing about which two belong together
+    postings: dict[str, set[str]] = {}
+    for path, toks in words.items():
+        for t in toks:
+            postings.setdefault(t, set()).add(path)
+    common = {t for t, ps in postings.items() if len(ps) > max(3, len(live) // 4)}
+    by_path = {c.path: c for c in live}
+
+    def about(key: frozenset[str]) -> list[Card]:
+        """The cards that contain every word of a phrase (rarest word's postings first)."""
+        lists = sorted((postings.get(t, set()) for t in key), key=len)
+        hits = set(lists[0]).intersection(*lists[1:]) if lists else set()
+        return [by_path[p] for p in sorted(hits)]
+    lo, hi = CAUSAL_PHRASE_TOKENS
+
+    def phrases(card: Card, pattern: re.Pattern[str]) -> list[tuple[frozenset[str], str]]:
+        out = []
+        for claim in card.claims:
+            for m in pattern.finditer(claim.text):
+                toks = [t for t in tokenize(m.group("phrase")) if t not in common][:hi]
+                if len(toks) >= lo:
+                    out.append((frozenset(toks), m.group("phrase").strip()))
+        return out
+
+    linked = related_pairs(index, live)
+    found: dict[tuple[str, str], tuple[Card, Card, str]] = {}
+    for card in live:
+        for key, phrase in phrases(card, _EFFECT_RE):  # card caused the phrase
+            for other in about(key):
+                if not sessions[card.path] & sessions[other.path]:
+                    found.setdefault((other.path, card.path), (other, card, phrase))
+        for key, phrase in phrases(card, _CAUSE_RE):  # the phrase caused card
+            for other in about(key):
+                if not sessions[card.path] & sessions[other.path]:
+                    found.setdefault((card.path, other.path), (card, other, phrase))
+    return [v for (a, b), v in sorted(found.items())
+            if a != b and frozenset({a, b}) not in linked and sessions[a] and sessions[b]]
+
+
+def relation_suggestions(notes: Sequence[Note], promote_at: int = 100) -> list[str]:
+    """Custom relation types clustered by family (seed 000 §4.7.1): merge/alias the ones
+    that mean the same, promote frequent ones, refine vague ones."""
+    known = set(CORE_RELATIONS)
+    counts: dict[str, int] = {}
+    for n in notes:
+        for rel in n.relations:
+            if rel.origin != "body":
+                counts[rel.type] = counts.get(rel.type, 0) + 1
+    custom = {t: c for t, c in counts.items() if t not in known}
+    out = []
+    groups: dict[tuple[str, int], list[str]] = {}
+    for t in custom:
+        fam = classify(t)
+        if fam is not None:
+            groups.setdefault(fam, []).append(t)
+    for (family, direction), names in sorted(groups.items()):
+        fwd, bwd = FAMILIES[family]
+        core = sorted((fwd if direction > 0 or not bwd else bwd) & known)
+        if len(names) > 1 or core:
+            target = core[0] if core else sorted(names, key=lambda x: -custom[x])[0]
+            out.append(f"merge/alias {', '.join(sorted(names))} → {target} "
+                       f"(same {family} family and direction)")
+    for t, c in sorted(custom.items()):
+        if c >= promote_at:
+            out.append(f"promote {t} to a core relation type (used {c} times)")
+    vague = sum(c for t, c in counts.items() if t in GENERIC)
+    if vague >= 10 and vague > 0.3 * max(1, sum(counts.values())):
+        out.append(f"refine RELATES_TO: {vague} of {sum(counts.values())} relations are "
+                   "generic; name them (CAUSED_BY, DEPENDS_ON, …)")
+    return out
+
+
+def repoint_links(tx: Transaction, index: VaultIndex, old: Note, new: Note,
+                  skip: Iterable[str] = ()) -> list[str]:
+    """Every link that resolves to `old` now points at `new`: `[[new-id]]` in frontmatter,
+    `[[new-id|what it showed]]` in the text (heading and block parts kept). Returns the
+    notes changed."""
+    changed = []
+    skip = set(skip)
+    target = new.id or new.path[:-3]
+    for n in index.notes:
+        if n.path in skip or n.path == old.path or n.kind == "template":
+            continue
+        hits = [lk for lk in n.links if lk.target and index.resolver.resolve(lk.target).note is old]
+        if not hits:
+            continue
+        text, checksum = tx.vault.read_text(n.path)
+        lines = text.split("\n")
+        for lk in hits:
+            i = lk.line - 1
+            if not 0 <= i < len(lines) or lk.raw not in lines[i]:
+                continue
+            page, _, display = lk.raw[2:-2].partition("|")
+            rest = page[page.index("#"):] if "#" in page else ""
+            if lk.line < n.body_line:
+                lines[i] = lines[i].replace(lk.raw, f"[[{target}{rest}]]")
+            else:
+                shown = display or page.split("#", 1)[0]
+                lines[i] = lines[i].replace(lk.raw, f"[[{target}{rest}|{shown}]]")
+        tx.write(n.path, "\n".join(lines), checksum)
+        changed.append(n.path)
+    return changed

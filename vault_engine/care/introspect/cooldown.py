@@ -1,0 +1,65 @@
+"""Introspect phase 4, cooldown: temperatures and tiers recomputed from recall telemetry (seed 000
+§3.3, the function the compiler uses); the moves between tiers go in the report."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from vault_engine.care.tiers import TierInput, assign_tiers
+from vault_engine.store.vault import Vault, VaultIndex
+
+from .phase import Context, PhaseResult, commit_phase
+
+
+def tier_inputs(index: VaultIndex, now: dt.datetime) -> list[TierInput]:
+    out = []
+    for n in index.notes:
+        if n.kind in ("template", "archive"):
+            continue
+        created = getattr(n, "created", None) or getattr(n, "started", None) or now
+        out.append(TierInput(key=n.id or f"path:{n.path}", created=created,
+                             pinned=bool(n.meta.get("pinned"))))
+    return out
+
+
+def _previous_tiers(vault: Vault) -> dict[str, str]:
+    from vault_engine import artifacts as A
+
+    build = A.current_build(vault.state_dir)
+    if build is None:
+        return {}
+    try:
+        manifest = build.manifest()
+    except (OSError, ValueError):
+        return {}
+    return {v["key"]: v.get("tier", "") for v in manifest.get("notes", {}).values()}
+
+
+def phase_cooldown(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
+    r = PhaseResult("cooldown")
+    index = ctx.index()
+    tiers = assign_tiers(tier_inputs(index, ctx.now), ctx.stats, ctx.now,
+                         ctx.vault.config.section("tiers"))
+    before = _previous_tiers(ctx.vault)
+    order = {"COLD": 0, "WARM": 1, "HOT": 2}
+    up = sorted(k for k, t in tiers.items() if k in before and before[k] in order
+                and order[t.tier] > order[before[k]])
+    down = sorted(k for k, t in tiers.items() if k in before and before[k] in order
+                  and order[t.tier] < order[before[k]])
+    counts = {t: sum(1 for x in tiers.values() if x.tier == t) for t in ("HOT", "WARM", "COLD")}
+    r.numbers.update(hot=counts["HOT"], warm=counts["WARM"], cold=counts["COLD"],
+                     upgraded=len(up), downgraded=len(down),
+                     hot_limit=ctx.vault.config.get("tiers", "hot_limit"))
+    hist = [0] * 5
+    for t in tiers.values():
+        hist[min(4, int(t.temperature * 5))] += 1
+    r.lines = ["Temperature histogram: " + ", ".join(
+        f"{i / 5:.1f}–{(i + 1) / 5:.1f}: {c}" for i, c in enumerate(hist))]
+    r.lines += [f"- ↑ [[{k}]] {before[k]} → {tiers[k].tier}" for k in up[:50]]
+    r.lines += [f"- ↓ [[{k}]] {before[k]} → {tiers[k].tier}" for k in down[:50]]
+    r.lines.append("")
+    r.lines.append("Tiers are derived data: `alaya compile` applies them to the indexes.")
+    ctx.tiers = tiers  # forget reads them
+    commit_phase(ctx, r, results, None,
+                  f"HOT {counts['HOT']}, WARM {counts['WARM']}, COLD {counts['COLD']}")
+    return r

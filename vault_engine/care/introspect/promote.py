@@ -1,0 +1,144 @@
+"""Introspect phase 6, promote: the six-factor score (seed 002) over recall telemetry; cards past
+the gates go into MEMORY.md's managed block within `[memory] budget_chars`, the lowest score
+evicted first. Text outside the block is never touched."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from dataclasses import dataclass
+
+from vault_engine.store import blocks
+from vault_engine.store.model import Card
+from vault_engine.store.vault import Transaction
+from vault_engine.telemetry import NoteStats
+
+from .phase import Context, PhaseResult, commit_phase
+
+MEMORY = "MEMORY.md"
+
+
+WEIGHTS = {"frequency": 0.24, "relevance": 0.30, "diversity": 0.15, "recency": 0.15,
+           "consolidation": 0.10, "concepts": 0.06}  # seed 002 six-factor score
+
+
+@dataclass(frozen=True)
+class Score:
+    key: str
+    score: float
+    factors: dict[str, float]
+    signals: int
+    queries: int
+
+
+def six_factor(stats: NoteStats, concepts: int, now: dt.datetime,
+               bonus: float = 0.0) -> Score:
+    """Seed 002: frequency 0.24, relevance 0.30, diversity 0.15, recency 0.15, consolidation
+    0.10, concept coverage 0.06, plus up to 0.15 dreaming bonus."""
+    signals = stats.access_count
+    last = stats.last_accessed or now
+    first = stats.first_accessed or last
+    days_since = max(0.0, (now - last).total_seconds() / 86400)
+    span = max(0.0, (last - first).total_seconds() / 86400)
+    f = {
+        "frequency": min(1.0, math.log1p(signals) / math.log1p(10)),
+        "relevance": max(0.0, min(1.0, stats.relevance)),
+        "diversity": min(1.0, max(len(stats.queries), len(stats.days)) / 5),
+        "recency": math.exp(-math.log(2) / 14 * days_since),
+        "consolidation": 0.55 * min(1.0, len(stats.days) / 5) + 0.45 * min(1.0, span / 7),
+        "concepts": min(1.0, concepts / 6),
+    }
+    score = sum(WEIGHTS[k] * v for k, v in f.items()) + min(0.15, bonus)
+    return Score("", round(score, 4), {k: round(v, 3) for k, v in f.items()}, signals,
+                 len(stats.queries))
+
+
+_ENTRY_RE = re.compile(r"^- \[\[(?P<key>[^\]|#]+)(?:\|[^\]]*)?\]\].*?\(score (?P<score>[0-9.]+)\)")
+
+
+def memory_entries(block: str) -> dict[str, tuple[float, str]]:
+    out = {}
+    for line in block.splitlines():
+        m = _ENTRY_RE.match(line.strip())
+        if m:
+            out[m.group("key")] = (float(m.group("score")), line.strip())
+    return out
+
+
+def phase_promote(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
+    r = PhaseResult("promote")
+    cfg = ctx.vault.config.section("memory")
+    budget = int(cfg["budget_chars"])
+    index = ctx.index()
+    by_key = {n.id: n for n in index.notes if n.id and n.kind not in ("template", "archive")}
+    new_today = {n.id for n in index.notes if isinstance(n, Card) and n.created
+                 and ctx.now - n.created < dt.timedelta(days=1)}
+    scored: list[Score] = []
+    for key, st in ctx.stats.items():
+        note = by_key.get(key)
+        if not isinstance(note, Card) or note.namespace not in ("shared", ctx.vault.config.get(
+                "vault", "default_namespace")):
+            continue
+        concepts = len(set(note.tags) | {lk.target.lower() for lk in note.links
+                                          if lk.field == "relations"})
+        # dreaming bonus: Light (+0.06) for what today's distillation touched, REM (+0.09)
+        # for a memory whose scene groups it with others (a cross-memory pattern)
+        bonus = (0.06 if key in new_today else 0.0) + (0.09 if note.meta.get("scene") else 0.0)
+        sc = six_factor(st, concepts, ctx.now, bonus)
+        scored.append(Score(key, sc.score, sc.factors, sc.signals, sc.queries))
+    winners = [s for s in scored if s.score >= float(cfg["min_score"])
+               and s.signals >= int(cfg["min_signals"]) and s.queries >= int(cfg["min_queries"])]
+    path = ctx.vault.root / MEMORY
+    text = path.read_text(encoding="utf-8") if path.exists() else (
+        "---\nid: memory\ntitle: MEMORY\n---\n# MEMORY\n\n")
+    human = blocks.outside_blocks(text)
+    current = memory_entries(blocks.read_block(text, "memory", MEMORY) or "")
+    entries: dict[str, tuple[float, str]] = {k: v for k, v in current.items() if k in by_key}
+    for s in winners:
+        note = by_key[s.key]
+        first_claim = next((c.text for c in getattr(note, "claims", ()) if c.status ==
+                            "supported"), "")
+        gist = f" — {first_claim[:140]}" if first_claim and first_claim != note.title else ""
+        entries[s.key] = (s.score, f"- [[{s.key}|{note.title}]]{gist} (score {s.score:.2f})")
+    ranked = sorted(entries.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    markers = len(blocks.replace_block("", "memory", "x\n")) - 2  # the block's own markers
+    room = budget - len(human) - markers
+    kept, evicted = [], []
+    used = 0
+    for key, (score, line) in ranked:
+        if used + len(line) + 1 <= room:
+            kept.append(line)
+            used += len(line) + 1
+        else:
+            evicted.append((key, score))
+    added = [k for k, _ in ranked if k not in current and any(k in x for x in kept)]
+    r.numbers.update(candidates=len(scored), past_the_gates=len(winners), promoted=len(added),
+                     in_memory=len(kept), evicted=len(evicted), budget_chars=budget,
+                     human_chars=len(human))
+    if len(human) > budget:
+        r.lines.append(f"⚠ your own text in MEMORY.md is {len(human):,} characters, over the "
+                       f"budget of {budget:,}: nothing can be promoted until it is shorter "
+                       "(alaya never evicts human text)")
+    r.lines += [f"- promoted [[{k}]]" for k in added]
+    r.lines += [f"- evicted [[{k}]] (score {s:.2f}, lowest first)" for k, s in evicted
+                if k in current]
+    r.lines += ["", "| card | score | frequency | relevance | diversity | recency | "
+                "consolidation | concepts | signals | queries |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for s in sorted(scored, key=lambda s: -s.score)[:30]:
+        f = s.factors
+        r.lines.append(f"| [[{s.key}]] | {s.score:.2f} | {f['frequency']} | {f['relevance']} | "
+                       f"{f['diversity']} | {f['recency']} | {f['consolidation']} | "
+                       f"{f['concepts']} | {s.signals} | {s.queries} |")
+    block = "\n".join(kept) + ("\n" if kept else "")
+    new_text = blocks.replace_block(text, "memory", block, path=MEMORY)
+
+    def work(tx: Transaction) -> None:
+        if path.exists():
+            tx.write(MEMORY, new_text, ctx.vault.current_checksum(MEMORY))
+        else:
+            tx.create(MEMORY, new_text)
+
+    commit_phase(ctx, r, results, work if new_text != text else None,
+                  f"{len(added)} promoted, {len(kept)} in MEMORY.md")
+    return r

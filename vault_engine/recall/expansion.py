@@ -1,0 +1,70 @@
+"""Recall stage 4, graph expansion: breadth-first from the best hits (or the nodes asked for)
+along every relation, or only along the asked-for types and those close to them
+(vault_engine.store.relations)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from vault_engine.errors import UsageError
+from vault_engine.store.relations import relation_similarity
+
+from .fusion import Hit
+from .index import RecallIndex
+from .query import RecallQuery, RecallSettings, passes
+
+
+def resolve_node(index: RecallIndex, ref: str) -> int:
+    ref = ref.strip().removeprefix("[[").removesuffix("]]")
+    if ref in index.node_index:
+        return index.node_index[ref]
+    wanted = ref.casefold()
+    for node, unit in enumerate(index.node_unit):
+        if unit >= 0 and str(index.row(int(unit)).get("title", "")).casefold() == wanted:
+            return node
+    raise UsageError(f"--from-nodes: no node {ref!r} in the compiled vault",
+                     fix="pass node ids from a previous recall's nodes[].id")
+
+
+def expand(index: RecallIndex, seeds: list[Hit], hits: dict[int, Hit], wanted: Sequence[str],
+            depth: int, settings: RecallSettings, query: RecallQuery,
+            namespaces: set[str] | None, exclude_seeds: bool) -> None:
+    """Breadth-first along edges; with `wanted` relations only along close types."""
+    frontier = [(s, 0) for s in seeds]
+    seen = {s.node for s in seeds}
+    while frontier:
+        parent, d = frontier.pop(0)
+        if d >= depth:
+            continue
+        directions = ("out",) if wanted else ("out", "in")
+        for direction in directions:
+            for target, rel, weight in index.neighbours(parent.node, direction):
+                if wanted:
+                    sim = max(relation_similarity(rel, w) for w in wanted)
+                    if sim < settings.rel_threshold:
+                        continue
+                else:
+                    sim = 1.0 if direction == "out" else 0.8
+                unit = int(index.node_unit[target])
+                if unit >= 0 and not passes(index.row(unit), query, namespaces):
+                    continue
+                score = parent.score * weight * sim * 0.8
+                existing = hits.get(target)
+                if target in seen and existing is not None:
+                    if wanted and existing.matched_rel is None and existing is not parent:
+                        # a direct hit that is also reached along an asked-for relation is
+                        # a relation match: say so (navigation ranks it by that)
+                        existing.matched_rel, existing.rel_similarity = rel, round(sim, 3)
+                        existing.via, existing.depth = parent.node, d + 1
+                    elif existing.depth > 0 and score > existing.score:
+                        existing.score = score
+                    continue
+                seen.add(target)
+                hit = Hit(node=target, score=score, depth=d + 1, matched_rel=rel,
+                          rel_similarity=round(sim, 3), via=parent.node,
+                          units=[(unit, 0.0)] if unit >= 0 else [])
+                hits[target] = hit
+                frontier.append((hit, d + 1))
+    if exclude_seeds:
+        for s in seeds:
+            hits.pop(s.node, None)

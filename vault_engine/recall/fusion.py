@@ -1,0 +1,115 @@
+"""Recall stage 3, fusion: the two rankings fused (weighted scores by default, or reciprocal
+rank fusion), then units grouped into one hit per note — a session scores from its best
+turns, its whole-note BM25 and a match of its date against the dates the query names."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from vault_engine.primitives import to_datetime
+
+from .index import RecallIndex
+from .query import RecallQuery, RecallSettings, dates_in_query, passes
+from .retrieval import (
+    note_bm25_scores,
+)
+
+SESSION_TURN_WEIGHTS = (1.0, 0.5, 0.25)  # a session scores from its best three turns
+
+
+@dataclass
+class Hit:
+    node: int
+    score: float
+    units: list[tuple[int, float]] = field(default_factory=list)  # (unit, fused score)
+    depth: int = 0
+    matched_rel: str | None = None
+    rel_similarity: float | None = None
+    via: int | None = None
+    cosine: float | None = None
+    h: float = 0.0
+
+
+def weighted_fusion(rankings: Sequence[tuple[float, list[tuple[int, float]]]]) -> dict[int, float]:
+    """Score fusion: each ranking's scores scaled to 0–1 (by its best), weighted, summed."""
+    fused: dict[int, float] = {}
+    for weight, ranking in rankings:
+        if not ranking:
+            continue
+        top = max(s for _, s in ranking) or 1.0
+        low = min(s for _, s in ranking)
+        span = (top - low) or top or 1.0
+        for unit, score in ranking:
+            fused[unit] = fused.get(unit, 0.0) + weight * (score - low) / span
+    return fused
+
+
+def rrf_fusion(rankings: Sequence[list[tuple[int, float]]], k: int) -> dict[int, float]:
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, (unit, _score) in enumerate(ranking):
+            fused[unit] = fused.get(unit, 0.0) + 1.0 / (k + rank + 1)
+    return fused
+
+
+def date_match(when: str | None, dates: Sequence[tuple[int | None, int, int | None]]) -> float:
+    stamp = to_datetime(when)
+    if stamp is None:
+        return 0.0
+    best = 0.0
+    for year, month, day in dates:
+        if stamp.month != month or (year is not None and stamp.year != year):
+            continue
+        best = max(best, 1.0 if day is None or abs(stamp.day - day) <= 1 else 0.5)
+    return best
+
+
+def score_notes(index: RecallIndex, fused: dict[int, float], query: RecallQuery,
+                namespaces: set[str] | None, lexical_scores: Any, text: str,
+                cos: dict[int, float], settings: RecallSettings) -> dict[int, Hit]:
+    """Fused unit scores → one hit per note: a session scores from its best three turns, plus
+    its whole-note BM25 and a match of its date against dates the query names."""
+    # units → nodes (a session scores from its best turns). Only the namespace to check: from
+    # the per-unit array, without decoding rows; other filters read the row.
+    by_node: dict[int, list[tuple[int, float]]] = {}
+    unit_ns = index.unit_ns
+    ns_only = not (query.types or query.tags or query.kinds or query.as_of is not None)
+    allowed_ns = None if namespaces is None else {
+        i for i, n in enumerate(index.namespaces) if n in namespaces}
+    for unit, score in fused.items():
+        if ns_only and unit_ns is not None:
+            if allowed_ns is not None and int(unit_ns[unit]) not in allowed_ns:
+                continue
+        elif not passes(index.row(unit), query, namespaces):
+            continue
+        by_node.setdefault(int(index.unit_node[unit]), []).append((unit, score))
+    best = max(fused.values(), default=1.0) or 1.0
+    hits: dict[int, Hit] = {}
+    node_lex: Any = {}
+    lex_top = float(lexical_scores.max()) if lexical_scores is not None else 0.0
+    if settings.session_bm25_weight and lex_top > 0:
+        node_lex = note_bm25_scores(index, text)  # notes of several units (sessions)
+
+    def note_bm25(node: int) -> float:
+        """A note's BM25 as one document: its unit's for a one-unit note."""
+        if lex_top <= 0 or lexical_scores is None:
+            return 0.0
+        if index.node_units[node] > 1:
+            return node_lex.get(node, 0.0)
+        unit = int(index.node_unit[node])
+        return float(lexical_scores[unit]) / lex_top if unit >= 0 else 0.0
+    dates = dates_in_query(text)
+    for node, units in by_node.items():
+        if node < 0:
+            continue
+        units.sort(key=lambda x: -x[1])
+        score = sum(w * s / best for w, (_, s) in zip(SESSION_TURN_WEIGHTS, units, strict=False))
+        score += settings.session_bm25_weight * note_bm25(node)
+        if dates:
+            score += settings.date_weight * date_match(index.row(units[0][0]).get("when"),
+                                                       dates)
+        hits[node] = Hit(node=node, score=score, units=units[:3],
+                         cosine=cos.get(units[0][0]))
+    return hits

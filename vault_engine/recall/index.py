@@ -1,0 +1,216 @@
+"""The compiled artifacts recall reads (`RecallIndex`): unit rows, vectors per tier, the BM25
+shards, context vectors and the graph adjacency, opened lazily and memory-mapped — cheap to
+keep resident in `alaya serve`, cheap to open in a one-shot process."""
+
+from __future__ import annotations
+
+import json
+import mmap
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from vault_engine import artifacts as A
+from vault_engine.errors import NotCompiledError
+
+
+class RecallIndex:
+    """The artifacts recall needs, opened lazily and memory-mapped. Cheap to keep resident."""
+
+    def __init__(self, build: A.Build, *, resident: bool = False) -> None:
+        import numpy as np
+
+        self.build = build
+        # resident (alaya serve): the HOT index is read into RAM once; a one-shot process
+        # memory-maps every tier instead of reading vectors it will mostly not touch
+        self.resident = resident
+        folder = build.path(A.RECALL)
+        if not folder.exists():
+            raise NotCompiledError("the artifacts predate recall support",
+                                   fix="run `alaya compile` again")
+        self.folder = folder
+        # small facts every query needs; the node list (large) is read only when asked for
+        info = json.loads((folder / "info.json").read_text(encoding="utf-8"))
+        self.rel_types: list[str] = info["relation_types"]
+        self.embedder_id: str | None = info.get("embedder")
+        self.compiled_at: str | None = info.get("compiled_at")
+        self.n_nodes = int(info["nodes"])
+        self._meta: dict[str, Any] | None = None
+
+        def load(name: str) -> Any:
+            return np.load(folder / name, mmap_mode="r")
+
+        self.unit_offsets = load("unit_offsets.npy")
+        # small and hit on every query: in RAM, not memory-mapped (element access on a memmap
+        # costs a Python call each)
+        self.unit_node = np.array(load("unit_node.npy"))
+        self.node_unit = np.array(load("node_unit.npy"))
+        self.node_units = np.bincount(self.unit_node[self.unit_node >= 0],
+                                      minlength=self.n_nodes)
+        # per-unit namespace and tier (builds since format 7; older ones decode the row)
+        self.namespaces: list[str] = info.get("namespaces") or []
+        self.unit_ns = np.array(load("unit_ns.npy")) if (folder / "unit_ns.npy").exists() \
+            else None
+        self.unit_tier = np.array(load("unit_tier.npy")) \
+            if (folder / "unit_tier.npy").exists() else None
+        self.adj = {d: (load(f"{d}_indptr.npy"), load(f"{d}_indices.npy"),
+                        load(f"{d}_types.npy"), load(f"{d}_weights.npy")) for d in ("out", "in")}
+        self._units_fh = build.path(A.UNITS).open("rb")
+        size = build.path(A.UNITS).stat().st_size
+        self._units = mmap.mmap(self._units_fh.fileno(), 0, access=mmap.ACCESS_READ) \
+            if size else b""
+        self._rows: dict[int, dict[str, Any]] = {}
+        self._vec: dict[str, Any] = {}
+        self._context: Any = None
+        self._lexical: Any = None
+
+    # -- nodes ----------------------------------------------------------------------------
+    @property
+    def meta(self) -> dict[str, Any]:
+        if self._meta is None:
+            self._meta = json.loads((self.folder / "meta.json").read_text(encoding="utf-8"))
+            self._meta["index"] = {k: i for i, k in enumerate(self._meta["nodes"])}
+        return self._meta
+
+    @property
+    def node_index(self) -> dict[str, int]:
+        return self.meta["index"]  # type: ignore[no-any-return]
+
+    def node_key(self, node: int) -> str:
+        """A node's id — from one of its unit rows when it has units (no need for the list)."""
+        unit = int(self.node_unit[node])
+        return str(self.row(unit)["note"]) if unit >= 0 else str(self.meta["nodes"][node])
+
+    def node_kind(self, node: int) -> str:
+        unit = int(self.node_unit[node])
+        return str(self.row(unit)["kind"]) if unit >= 0 else str(self.meta["kinds"][node])
+
+    # -- rows and vectors ---------------------------------------------------------------
+    def row(self, unit: int) -> dict[str, Any]:
+        row = self._rows.get(unit)
+        if row is None:
+            start, end = int(self.unit_offsets[unit]), int(self.unit_offsets[unit + 1])
+            row = json.loads(self._units[start:end])
+            self._rows[unit] = row
+        return row
+
+    @property
+    def n_units(self) -> int:
+        return len(self.unit_offsets) - 1
+
+    def vectors(self, tier: str) -> Any:
+        if tier not in self._vec:
+            index = self.build.vector_index(tier, mmap=not (tier == "HOT" and self.resident))
+            self._vec[tier] = index
+        return self._vec[tier]
+
+    def unit_vector(self, unit: int) -> Any:
+        tier: Any = ("HOT", "WARM", "COLD")[int(self.unit_tier[unit])] \
+            if self.unit_tier is not None else self.row(unit).get("tier")
+        index = self.vectors(tier) if tier in ("HOT", "WARM") else None
+        if index is None:
+            return None
+        try:
+            return index.reconstruct(int(unit))
+        except RuntimeError:
+            return None
+
+    def context(self) -> tuple[Any, Any] | None:
+        """(row of each unit in the context vectors or -1, the context vectors): session turns
+        read with the turn before them. None when the build has none."""
+        if self._context is None:
+            import numpy as np
+
+            path = self.folder / "context_vectors.npy"
+            if not path.exists():
+                self._context = False
+            else:
+                # resident (serve): read into RAM once; a one-shot recall maps them
+                rows_path = self.folder / "context_row.npy"
+                self._context = (np.load(rows_path), np.load(path)) if self.resident else (
+                    np.load(rows_path, mmap_mode="r"), np.load(path, mmap_mode="r"))
+        return self._context or None
+
+    def doc_freq(self, token: str) -> int:
+        """How many units contain a token (summed over the shards' sparse columns)."""
+        if not hasattr(self, "_df"):
+            from .bm25 import open_doc_freq
+
+            self._df = open_doc_freq(str(self.build.path(A.LEXICAL)))
+        if self._df is not None:
+            import numpy as np
+
+            from .bm25 import token_hash
+
+            hashes, dfs = self._df
+            h = np.uint64(token_hash(token))
+            i = int(np.searchsorted(hashes, h))
+            return int(dfs[i]) if i < len(hashes) and hashes[i] == h else 0
+        total = 0
+        for retriever, _units in self.lexical():
+            for token_id in retriever.ids_for([token]):
+                indptr = retriever.indptr
+                total += int(indptr[token_id + 1] - indptr[token_id])
+        return total
+
+    def notes_lexical(self) -> Any:
+        if not hasattr(self, "_notes_lexical"):
+            import numpy as np
+
+            from .bm25 import SavedBM25
+
+            path = self.build.path(A.LEXICAL_NOTES)
+            present = (path / "nodes.npy").exists()
+            self._notes_lexical = SavedBM25(str(path)) if present else False
+            self.notes_lexical_nodes = np.load(path / "nodes.npy") if present else None
+        return self._notes_lexical
+
+    def notes_lexical_rows(self) -> dict[int, int] | None:
+        """Graph node → its row in the whole-note BM25 index (built once per index)."""
+        if not hasattr(self, "_note_rows"):
+            nodes = self.notes_lexical_nodes if self.notes_lexical() else None
+            self._note_rows = None if nodes is None else {
+                int(n): i for i, n in enumerate(nodes.tolist())}
+        return self._note_rows
+
+    def lexical(self) -> list[tuple[Any, Any]]:
+        """The BM25 shards: (SavedBM25 of a bm25s index, global unit id of each of its documents)."""
+        if self._lexical is None:
+            import numpy as np
+
+            from .bm25 import SavedBM25, open_pack
+
+            root = self.build.path(A.LEXICAL)
+            packed = open_pack(str(root), resident=self.resident) if root.exists() else None
+            if packed is not None:
+                self._lexical = packed
+                return packed
+            shards = []
+            for folder in sorted(root.glob("shard-*")) if root.exists() else []:
+                shards.append((SavedBM25(str(folder)),
+                               np.load(folder / "units.npy")))
+            self._lexical = shards
+        return self._lexical  # type: ignore[no-any-return]
+
+    # -- graph ----------------------------------------------------------------------------
+    def neighbours(self, node: int, direction: str = "out") -> Iterable[tuple[int, str, float]]:
+        indptr, indices, types, weights = self.adj[direction]
+        for j in range(int(indptr[node]), int(indptr[node + 1])):
+            yield int(indices[j]), self.rel_types[int(types[j])], float(weights[j])
+
+
+_INDEX_CACHE: dict[str, RecallIndex] = {}
+
+
+def open_index(state_dir: Path, *, resident: bool = False) -> RecallIndex:
+    """The current build's RecallIndex (kept per build id, so a resident process reuses it)."""
+    build = A.current_build(state_dir)
+    if build is None:
+        raise NotCompiledError("the vault has not been compiled yet",
+                               fix="run `alaya compile` (or keep `alaya watch` running)")
+    cached = _INDEX_CACHE.get(str(build.root))
+    if cached is None:
+        _INDEX_CACHE.clear()
+        cached = RecallIndex(build, resident=resident)
+        _INDEX_CACHE[str(build.root)] = cached
+    return cached

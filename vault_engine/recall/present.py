@@ -1,0 +1,89 @@
+"""Recall stage 6, presentation: the documented JSON nodes (docs/schemas/recall.schema.json),
+the relations left to explore, and the prompt block of one memory per line (seed 004)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from vault_engine.primitives import fit_lines
+from vault_engine.store.relations import query_relations, relation_similarity
+
+from .fusion import Hit
+from .index import RecallIndex
+
+_CHUNK_RE = re.compile(r"\s+")
+
+
+_DATE_PREFIX_RE = re.compile(r"^\[[^\]]*\]\s*")
+
+
+def node_json(index: RecallIndex, hit: Hit) -> dict[str, Any]:
+    unit = hit.units[0][0] if hit.units else int(index.node_unit[hit.node])
+    row = index.row(unit) if unit >= 0 else {}
+    kind = index.node_kind(hit.node)
+    key = index.node_key(hit.node)
+    out: dict[str, Any] = {
+        "id": key, "title": row.get("title", key),
+        "kind": kind, "type": row.get("type"), "path": row.get("path"),
+        "score": round(hit.score, 4), "h_distance": round(hit.h, 4),
+        "matched_rel": hit.matched_rel, "rel_similarity": hit.rel_similarity,
+        "depth": hit.depth, "via": index.node_key(hit.via) if hit.via is not None else None,
+        "tier": row.get("tier"), "namespace": row.get("namespace"),
+        "source_sessions": row.get("source_sessions") or [],
+        "snippet": row.get("snippet", ""),
+    }
+    if kind == "session":
+        anchors = [index.row(u).get("anchor") for u, _ in hit.units if u >= 0]
+        out["session_id"] = key
+        out["anchors"] = [a for a in anchors if a]
+        out["turns"] = [{"anchor": index.row(u).get("anchor"),
+                         "text": index.row(u).get("snippet", ""),
+                         "before": _turn_before(index, u)} for u, _ in hit.units if u >= 0]
+    return out
+
+
+def _turn_before(index: RecallIndex, unit: int) -> str | None:
+    """The turn before a session turn (the question an answer answers), or None for the
+    first: an answer shown alone ("Three years now.") often says nothing of its subject."""
+    prev = unit - 1
+    if prev < 0 or int(index.unit_node[prev]) != int(index.unit_node[unit]):
+        return None
+    return str(index.row(prev).get("snippet", "")) or None
+
+
+def explorable_relations(index: RecallIndex, hits: Sequence[Hit], wanted: Sequence[str], text: str,
+                shown: set[int]) -> list[dict[str, Any]]:
+    counts: dict[str, set[int]] = {}
+    for h in hits:
+        for target, rel, _w in index.neighbours(h.node, "out"):
+            if target not in shown:
+                counts.setdefault(rel, set()).add(target)
+    cues = list(wanted) or query_relations(text)
+    rows: list[tuple[float, int, str]] = []
+    for rel, targets in counts.items():
+        sim = max((relation_similarity(rel, c) for c in cues), default=0.3)
+        rows.append((round(sim, 2), len(targets), rel))
+    rows.sort(key=lambda r: (-r[0], -r[1], r[2]))
+    return [{"rel": rel, "count": count, "rel_sim_to_query": sim} for sim, count, rel in rows]
+
+
+def prompt_block(result: Mapping[str, Any], *, max_chars: int = 4000) -> str:
+    """Memory formatted for an agent's context (seed 004): one line per memory."""
+    lines = []
+    for n in result["nodes"]:
+        kind = n.get("type") or n["kind"]
+        label = f"[{kind}]" if n["kind"] != "session" else "[episodic]"
+        text = _CHUNK_RE.sub(" ", n.get("snippet") or n["title"]).strip()
+        ref = f"[[{n['id']}#^{n['anchors'][0]}]]" if n.get("anchors") else f"[[{n['id']}]]"
+        if n["kind"] == "session":
+            before = (n.get("turns") or [{}])[0].get("before")
+            if before:  # the question before the answer, without its date
+                text = _DATE_PREFIX_RE.sub("", _CHUNK_RE.sub(" ", before)).strip() + " → " + text
+            line = f"- {label} {text} ({ref})"
+        else:
+            line = f"- {label} {n['title']}"
+            line += f" — {text} ({ref})" if text and text != n["title"] else f" ({ref})"
+        lines.append(line)
+    return "\n".join(fit_lines(lines, max_chars)[0])

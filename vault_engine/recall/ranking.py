@@ -1,0 +1,77 @@
+"""Recall stage 5, ranking: the heuristic distance h = α·concept_distance + β·relation_distance
++ γ·depth_penalty (seed 000 §4.4), the order it gives, and MMR diversity over the top."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .fusion import Hit
+from .index import RecallIndex
+from .query import RecallSettings
+
+
+def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[str],
+         top_k: int, settings: RecallSettings) -> list[Hit]:
+    """The heuristic distance h = α·concept + β·relation + γ·depth for the hits that can be
+    shown, their order (by score for a search, by h when navigating relations), then MMR."""
+    import numpy as np
+
+    # heuristic distance: for every hit when navigating (it orders them), else only for the
+    # candidates that can still be shown
+    qv = np.asarray(qvec, dtype=np.float32) if qvec is not None else None
+    candidates = list(hits.values()) if wanted else sorted(
+        hits.values(), key=lambda h: (-h.score, h.node))[:top_k * 3]
+    for hit in candidates:
+        if hit.cosine is None and qv is not None:
+            unit = hit.units[0][0] if hit.units else int(index.node_unit[hit.node])
+            unit_vec = index.unit_vector(unit) if unit >= 0 else None
+            if unit_vec is not None:
+                hit.cosine = float(np.dot(unit_vec, qv))
+        concept = 1.0 - hit.cosine if hit.cosine is not None else 1.0 - min(1.0, hit.score)
+        # With relations asked for, a node reached through none of them is a full relation
+        # step away; without, relation distance plays no part.
+        rel_sim = hit.rel_similarity if hit.rel_similarity is not None else (
+            0.0 if wanted else 1.0)
+        hit.h = (settings.alpha * max(0.0, concept) + settings.beta * (1.0 - rel_sim)
+                 + settings.gamma * 0.1 * hit.depth)
+
+    if wanted:  # navigation: nearest by the heuristic distance first (seed 000 §4.4)
+        ranked = sorted(candidates, key=lambda h: (h.h, -h.score, h.node))
+    else:
+        ranked = sorted(candidates, key=lambda h: (-h.score, h.h, h.node))
+    ranked = mmr(index, ranked, top_k, settings.mmr_lambda)
+    return ranked
+
+
+def mmr(index: RecallIndex, ranked: list[Hit], k: int, lam: float) -> list[Hit]:
+    """Maximal marginal relevance over the top candidates (vectors of each hit's best unit)."""
+    import numpy as np
+
+    pool = ranked[:k * 3]
+    if len(pool) <= k or lam >= 1.0:
+        return pool[:k]
+    order = {id(h): i for i, h in enumerate(pool)}
+    vecs: list[Any] = []
+    for h in pool:
+        unit = h.units[0][0] if h.units else int(index.node_unit[h.node])
+        v = index.unit_vector(unit) if unit >= 0 else None
+        vecs.append(None if v is None else np.asarray(v, dtype=np.float32))
+    # relevance from the position in the ranking, so MMR keeps whichever order was chosen
+    # (by score for search, by heuristic distance for navigation)
+    relevance = [1.0 - i / len(pool) for i in range(len(pool))]
+    chosen: list[int] = []
+    left = list(range(len(pool)))
+    while left and len(chosen) < k:
+        def value(i: int) -> float:
+            redundancy = 0.0
+            if vecs[i] is not None:
+                sims = [float(np.dot(vecs[i], vecs[j])) for j in chosen if vecs[j] is not None]
+                redundancy = max(sims, default=0.0)
+            return lam * relevance[i] - (1 - lam) * redundancy
+
+        pick = max(left, key=value)
+        chosen.append(pick)
+        left.remove(pick)
+    # MMR chooses which k; they are shown in the ranking's own order
+    return sorted((pool[i] for i in chosen), key=lambda h: order[id(h)])
