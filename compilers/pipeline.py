@@ -16,7 +16,6 @@ Deleted and renamed notes simply disappear from the scan; their records leave th
 
 from __future__ import annotations
 
-import datetime as dt
 import gc
 import pickle
 import secrets
@@ -28,6 +27,7 @@ from typing import Any
 from vault_engine import artifacts as A
 from vault_engine import telemetry
 from vault_engine.care.tiers import TierInput, TierResult, assign_tiers
+from vault_engine.primitives import now as clock
 from vault_engine.providers.embedding import EmbeddingError, get_embedder
 from vault_engine.recall.bm25 import pack_shards
 from vault_engine.store.frontmatter import format_datetime
@@ -82,7 +82,7 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     stats = CompileStats()
     timer = Timer(stats)
     state = vault.state_dir
-    now = options.now or dt.datetime.now(dt.UTC).replace(microsecond=0)
+    now = options.now or clock()
     now_s = format_datetime(now)
     prev_build = A.current_build(state)
     prev = prev_build.manifest() if prev_build else None

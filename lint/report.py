@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
+from vault_engine.primitives import now
 from vault_engine.store import blocks
 from vault_engine.store.vault import Vault
 
@@ -42,7 +42,7 @@ def to_sarif(report: LintReport, version: str) -> dict[str, Any]:
 
 def markdown_block(report: LintReport) -> str:
     s = report.summary
-    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    when = now().strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"Last run: {when} · {s['errors']} error(s), {s['warnings']} warning(s) in "
              f"{s['files']} file(s), {s['rules']} rules.", ""]
     if s["by_code"]:

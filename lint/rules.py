@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from vault_engine.care.detection import claim_conflicts, near_duplicates
+from vault_engine.primitives import now as clock
 from vault_engine.store import blocks
 from vault_engine.store.model import CARD_TYPES, CLAIM_STATUSES, CORE_RELATIONS, Card, Entity, Note, Session
 from vault_engine.store.relations import FAMILIES, GENERIC, classify
@@ -44,7 +45,7 @@ class LintContext:
     stale_days: int = 180
     low_confidence: float = 0.5
     budget_chars: int = 10_000
-    now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    now: dt.datetime = field(default_factory=clock)
 
     @cached_property
     def live(self) -> list[Note]:

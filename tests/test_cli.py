@@ -228,3 +228,15 @@ def test_doctor_reports_stale_artifacts_lock_dead_server_and_budget(
         holder.wait(10)
     time.sleep(0.1)
     assert "lock" not in checks()
+
+
+def test_alaya_now_sets_the_clock_of_every_command(vault_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ALAYA_NOW", "2027-03-01T08:30:00Z")
+    assert run(vault_path, "new", "--title", "What-if card").exit_code == 0
+    card = Vault.open(vault_path).load().find("What-if card")
+    assert str(card.created) == "2027-03-01 08:30:00+00:00"
+    monkeypatch.setenv("ALAYA_NOW", "next tuesday")
+    bad = CliRunner().invoke(cli, ["--vault", str(vault_path), "new", "--title", "Other"])
+    assert bad.exit_code == 2 and "ALAYA_NOW='next tuesday' is not an ISO-8601 time" in bad.output
+    assert "ALAYA_NOW=2027-03-01T00:00:00Z" in bad.output  # the fix

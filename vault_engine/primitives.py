@@ -1,9 +1,11 @@
-"""Small helpers with no heavy imports (recall's import path uses them): dates and checksums."""
+"""Small helpers with no heavy imports (recall's import path uses them): the clock, dates and
+checksums."""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 from typing import Any
 
 
@@ -26,6 +28,22 @@ def to_datetime(value: Any) -> dt.datetime | None:
             return None
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
     return None
+
+
+def now() -> dt.datetime:
+    """"Now" for every command, in UTC to the second: `ALAYA_NOW` (ISO-8601, e.g.
+    `2027-03-01T00:00:00Z`) when it is set — for tests and what-if runs of the lifecycle —
+    else the system clock. Git still stamps commits with the real time."""
+    raw = os.environ.get("ALAYA_NOW", "").strip()
+    if raw:
+        when = to_datetime(raw)
+        if when is None:
+            from .errors import UsageError
+
+            raise UsageError(f"ALAYA_NOW={raw!r} is not an ISO-8601 time",
+                             fix="e.g. ALAYA_NOW=2027-03-01T00:00:00Z, or unset it")
+        return when.astimezone(dt.UTC).replace(microsecond=0)
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
 def checksum(data: bytes) -> str:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_engine.errors import UsageError
+from vault_engine.primitives import now as clock
 from vault_engine.recall.pipeline import recall
 from vault_engine.recall.query import RecallQuery, RecallSettings
 from vault_engine.telemetry import note_stats, read_events
@@ -296,7 +297,7 @@ def _score(report: Mapping[str, Any]) -> dict[str, Any]:
 
 def telemetry_trend(vault: Any, days: int = 7, now: dt.datetime | None = None) -> dict[str, Any]:
     """Seed 000 §7.5: the last `days` against the `days` before, from recall events alone."""
-    now = now or dt.datetime.now(dt.UTC)
+    now = now or clock()
     cur_start = now - dt.timedelta(days=days)
     prev_start = cur_start - dt.timedelta(days=days)
     windows: dict[str, list[dict[str, Any]]] = {"previous": [], "current": []}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vault_engine.errors import NotFoundError, UsageError
+from vault_engine.primitives import now as clock
 from vault_engine.store.frontmatter import FlowMap, NoteText
 from vault_engine.store.model import Card, Entity, Note
 from vault_engine.store.vault import Vault
@@ -76,7 +77,7 @@ def feedback(vault: Vault, verdict: str, ref: str, *, claim: str | None = None,
     index = vault.load()
     note = index.find(ref)
     key = _key(note)
-    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    now = clock()
     if verdict in ("useful", "not-useful"):
         event = {"ts": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "feedback": verdict, "id": key}
         if reason:

@@ -13,10 +13,10 @@ in: sync refuses to start until they are committed.
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass, field
 
 from vault_engine.errors import AlayaError, GitError, UsageError
+from vault_engine.primitives import now
 from vault_engine.store import blocks
 from vault_engine.store.history import _repo, identity_env
 from vault_engine.store.merge import register_driver
@@ -180,7 +180,7 @@ def _list_conflicts(vault: Vault, conflicts: list[str]) -> str | None:
     for item in conflicts:
         rel, cid = item.rsplit(" ", 1)
         by_note.setdefault(rel, []).append(cid)
-    today = dt.datetime.now(dt.UTC).date()
+    today = now().date()
     for rel, ids in by_note.items():
         note = index.by_path(rel)
         if note is None:

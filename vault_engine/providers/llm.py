@@ -8,7 +8,6 @@ past it, callers fall back to the offline distiller.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -18,6 +17,7 @@ from typing import Any
 
 from vault_engine.config import Config
 from vault_engine.errors import AlayaError
+from vault_engine.primitives import now
 
 from .http import post_json
 
@@ -66,7 +66,7 @@ class Budget:
             return {}
 
     def today(self) -> str:
-        return dt.datetime.now(dt.UTC).date().isoformat()
+        return now().date().isoformat()
 
     def used(self) -> int:
         return self._load().get(self.today(), 0)

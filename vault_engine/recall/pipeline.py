@@ -13,13 +13,13 @@ recall never writes markdown, only a telemetry event under `.alaya/`.
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from vault_engine.errors import AlayaError, UsageError
+from vault_engine.primitives import now
 
 from .expansion import expand, resolve_node
 from .fusion import Hit, rrf_fusion, score_notes, weighted_fusion
@@ -131,7 +131,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         from vault_engine.telemetry import append_event
 
         append_event(state_dir, {
-            "ts": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "ts": now().strftime("%Y-%m-%dT%H:%M:%SZ"),
             "query": query.query_text or ",".join(query.from_nodes),
             "hits": [{"id": n["id"], "score": n["score"], "tier": n["tier"],
                       "depth": n["depth"]} for n in nodes],

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_engine.errors import AlayaError, UsageError
+from vault_engine.primitives import now
 from vault_engine.store.frontmatter import NoteText, format_datetime, new_note_text
 from vault_engine.store.ids import is_valid_id, slug
 from vault_engine.store.notes import parse_turns, to_datetime
@@ -284,7 +285,7 @@ def render_turn(index: int, turn: TurnIn, fallback_time: dt.datetime | None) -> 
 
 
 def session_paths(session: SessionIn) -> tuple[str, str]:
-    month = (session.started or dt.datetime.now(dt.UTC)).strftime("%Y-%m")
+    month = (session.started or now()).strftime("%Y-%m")
     base = f"sessions/{month}/{session.id}"
     return base + ".md", base + session.raw_ext
 

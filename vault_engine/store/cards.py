@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vault_engine.errors import ConflictError, NotFoundError, UsageError
+from vault_engine.primitives import now
 
 from .frontmatter import FlowMap, NoteText, new_note_text
 from .ids import new_id, safe_filename, slug
@@ -25,7 +26,7 @@ _TYPE_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
 
 def now_utc() -> dt.datetime:
-    return dt.datetime.now(dt.UTC).replace(microsecond=0)
+    return now()
 
 
 def relation_name(value: str) -> str:

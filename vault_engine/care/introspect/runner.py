@@ -33,6 +33,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Sequence
 
+from vault_engine.primitives import now as clock
 from vault_engine.store.vault import Vault
 from vault_engine.telemetry import note_stats
 
@@ -78,7 +79,7 @@ RUNNERS: dict[str, Callable[[Context, list[PhaseResult]], PhaseResult]] = {
 def introspect(vault: Vault, *, phases: Sequence[str] = PHASES, dry_run: bool = False,
                commit: bool = True, now: dt.datetime | None = None,
                on_phase: Callable[[PhaseResult], None] | None = None) -> list[PhaseResult]:
-    now = now or dt.datetime.now(dt.UTC)
+    now = now or clock()
     ctx = Context(vault=vault, now=now, dry_run=dry_run, commit=commit,
                   report_path=f"reports/introspect-{now.date().isoformat()}.md",
                   stats=note_stats(vault.state_dir))
