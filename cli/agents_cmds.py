@@ -219,3 +219,7 @@ def sync(obj: Any, remote: str, branch: str | None, rebase: bool, no_push: bool,
             + (", pushed" if result.pushed else "")))
     for c in result.conflicts:
         echo(warn(f"contested after the merge: {c} (see reports/contradictions.md)"))
+    for c in result.scalar_conflicts:
+        path, key = c.rsplit(" ", 1)
+        echo(warn(f"both machines changed `{key}` in {path}: ours kept, theirs in "
+                  f"`{key}_theirs` (see reports/contradictions.md)"))

@@ -66,7 +66,8 @@ def _server(vault: Path) -> dict[str, str] | None:
         return None
 
 
-def _post(url: str, body: bytes, token: str | None, timeout: float = 30.0) -> tuple[int, bytes]:
+def _post(url: str, body: bytes, token: str | None, timeout: float = 30.0,
+          agent: str | None = None) -> tuple[int, bytes]:
     """POST to the local server over a plain socket: urllib and http.client cost 20–35 ms to
     import, more than the request itself. The server speaks HTTP/1.0-style (one request per
     connection), so the reply ends when the socket closes."""
@@ -79,6 +80,8 @@ def _post(url: str, body: bytes, token: str | None, timeout: float = 30.0) -> tu
             f"Content-Length: {len(body)}\r\nConnection: close\r\n")
     if token:
         head += f"Authorization: Bearer {token}\r\n"
+    if agent:
+        head += f"X-Alaya-Agent: {agent}\r\n"
     with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
         sock.sendall(head.encode("latin-1") + b"\r\n" + body)
         chunks = []
@@ -99,10 +102,19 @@ def simple_recall(argv: list[str]) -> tuple[Path, dict[str, object]] | None:
     """(vault, recall JSON) for `[--vault V] recall … --json` with simple options; None when
     the full CLI must handle the command."""
     vault = ""
-    if argv[:1] == ["--vault"] and len(argv) > 1:
-        vault, argv = argv[1], argv[2:]
-    elif argv and argv[0].startswith("--vault="):
-        vault, argv = argv[0].split("=", 1)[1], argv[1:]
+    while argv and argv[0].split("=", 1)[0] in ("--vault", "--agent"):
+        if "=" in argv[0]:
+            name, value = argv[0].split("=", 1)
+            argv = argv[1:]
+        elif len(argv) > 1:
+            name, value = argv[0], argv[1]
+            argv = argv[2:]
+        else:
+            return None
+        if name == "--vault":
+            vault = value
+        else:
+            os.environ["ALAYA_AGENT"] = value  # the engine's caller (store/namespaces.py)
     if argv[:1] != ["recall"]:
         return None
     query = _query(argv[1:])
@@ -120,7 +132,8 @@ def try_server(argv: list[str]) -> tuple[int, str] | None:
     if info is None:
         return None
     try:
-        status, payload = _post(info["url"], json.dumps(query).encode("utf-8"), info.get("token"))
+        status, payload = _post(info["url"], json.dumps(query).encode("utf-8"), info.get("token"),
+                                agent=os.environ.get("ALAYA_AGENT") or None)
         body = json.loads(payload)
     except (OSError, ValueError, IndexError, KeyError):
         return None  # the server went away or answered oddly: answer in-process

@@ -46,7 +46,7 @@ def lint(obj: Any, fmt: str, strict: bool, select: tuple[str, ...], ignore: tupl
       alaya lint --format sarif --output lint.sarif --no-report   # GitHub code scanning
       alaya lint --select broken-wikilink,secret-detected --strict
     """
-    from lint import run_lint
+    from lint import public_report, run_lint
     from lint.report import to_sarif, write_report
     from lint.rules import RULES
 
@@ -78,8 +78,9 @@ def lint(obj: Any, fmt: str, strict: bool, select: tuple[str, ...], ignore: tupl
                               encoding="utf-8")
     else:
         _render(report)
-    if not no_report:
-        write_report(vault, report, commit=not no_commit)
+    if not no_report:  # a note every agent reads: the shared notes' findings only
+        write_report(vault, public_report(vault, report, select=split, ignore=skip),
+                     commit=not no_commit)
     failed = report.errors or (strict and report.warnings)
     sys.exit(1 if failed else 0)
 

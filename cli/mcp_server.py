@@ -85,7 +85,8 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
         try:
             q = RecallQuery.from_json(obj)  # no namespace keys: own + shared only
             return run(vault.state_dir, q, embedder=embedder() if mode != "bm25" else None,
-                       settings=RecallSettings.from_config(vault.config), resident=True)
+                       settings=RecallSettings.from_config(vault.config), resident=True,
+                       caller=vault.caller)
         except AlayaError as exc:
             raise fail(exc) from None
 
@@ -99,10 +100,10 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
 
         try:
             if b:
-                return find_paths(vault.state_dir, a, b, max_hops=max_hops)
+                return find_paths(vault.state_dir, a, b, max_hops=max_hops, caller=vault.caller)
             threshold = float(vault.config.get("recall", "rel_similarity_threshold"))
             return neighbourhood(vault.state_dir, a, rels=tuple(r.upper() for r in relations or ()),
-                                 depth=depth, threshold=threshold)
+                                 depth=depth, threshold=threshold, caller=vault.caller)
         except AlayaError as exc:
             raise fail(exc) from None
 
@@ -123,9 +124,7 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
         from vault_engine.store.serialize import note_dict
 
         try:
-            note = vault.load().find(ref)
-            _check_visible(note, namespace)
-            return note_dict(note)
+            return note_dict(vault.load().find(ref))  # the agent's view: its own + shared
         except AlayaError as exc:
             raise fail(exc) from None
 
@@ -202,7 +201,7 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
         from vault_engine.care.status import status as run
 
         try:
-            data = run(vault.state_dir)
+            data = run(vault.state_dir, caller=vault.caller)
         except AlayaError as exc:
             raise fail(exc) from None
         check = check_artifacts(vault)
@@ -234,8 +233,8 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
         if what not in ("relations", "node-types"):
             raise ToolError("what must be 'relations' or 'node-types'")
         try:
-            return schema_node_types(vault.state_dir) if what == "node-types" \
-                else schema_relations(vault.state_dir)
+            return schema_node_types(vault.state_dir, vault.caller) if what == "node-types" \
+                else schema_relations(vault.state_dir, vault.caller)
         except AlayaError as exc:
             raise fail(exc) from None
 
@@ -244,25 +243,9 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
 
 def agent_namespace(agent: str | None) -> str | None:
     """This agent's private namespace: `<agent>` when an agent name is given (flag or
-    ALAYA_AGENT), else none (the vault's default namespace)."""
+    ALAYA_AGENT), else none (the owner)."""
     import os
 
-    from vault_engine.store.ids import is_valid_id
+    from vault_engine.store.namespaces import Caller
 
-    name = agent or os.environ.get("ALAYA_AGENT")
-    if not name:
-        return None
-    if not is_valid_id(name):
-        from vault_engine.errors import UsageError
-
-        raise UsageError(f"agent name {name!r} is not usable as a namespace",
-                         fix="use letters, digits, '-' and '_'")
-    return name
-
-
-def _check_visible(note: Any, namespace: str | None) -> None:
-    from vault_engine.errors import NotFoundError
-
-    if namespace and note.namespace not in ("shared", namespace):
-        raise NotFoundError("no such note in this agent's memory",
-                            fix="ask for a shared note or one of this agent's own")
+    return Caller.of_agent(agent or os.environ.get("ALAYA_AGENT")).agent

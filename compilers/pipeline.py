@@ -22,6 +22,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from vault_engine import artifacts as A
@@ -33,7 +34,7 @@ from vault_engine.recall.bm25 import pack_shards
 from vault_engine.store.frontmatter import format_datetime
 from vault_engine.store.vault import Vault
 
-from .digest import digest_header, fingerprint
+from .digest import audience_digests, digest_header, fingerprint
 from .embeddings import EmbeddingCache, embed_texts, text_key
 from .graph import build_graph, edges_by_source
 from .lexical import write_lexical_shards, write_note_documents
@@ -104,7 +105,7 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     timer.lap("tiers")
     embedder = options.embedder or get_embedder(vault.config, batch=True)
     turn_context = bool(vault.config.get("embedding", "turn_context"))
-    if _up_to_date(prev, records, tiers, embedder.id, stats, options) and \
+    if _up_to_date(prev, records, tiers, embedder.id, stats, options, state) and \
             bool(prev and prev.get("turn_context", True)) == turn_context:
         # Nothing to do: the published build already describes this vault exactly.
         stats.build = ""
@@ -237,19 +238,22 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     }
     stats.build = build_id
     timer.lap("manifest")
-    publish(state, tmp, build_id, manifest, stats, timer)
+    publish(state, tmp, build_id, manifest, stats, timer,
+            digests=audience_digests(records, tiers, out_edges, frags))
     return stats
 
 
 def _up_to_date(prev: dict[str, Any] | None, records: Sequence[NoteRecord],
                 tiers: dict[str, TierResult], embedder_id: str, stats: CompileStats,
-                options: CompileOptions) -> bool:
+                options: CompileOptions, state: Path) -> bool:
     if prev is None or options.full or stats.parsed or stats.deleted or stats.malformed:
         return False
     if prev.get("embedder", {}).get("id") != embedder_id or not prev.get("vectors_complete"):
         return False
     if prev.get("malformed") or prev.get("format") != A.FORMAT:
         return False
+    if not (state / A.PUBLIC_DIGEST).exists():
+        return False  # the agents' digests are missing (deleted, or an older alaya)
     notes = prev.get("notes", {})
     if len(notes) != len(records):
         return False

@@ -15,6 +15,10 @@
     graph.pickle            networkx MultiDiGraph of cards, entities, sessions, notes
     agent-digest.json       the compact view for agents that read files
     claims.jsonl            one claim per line
+  agent-digest.json         the digest every agent may read: `shared` notes only
+  digest/<agent>.json       one per agent: `shared` plus that agent's own namespaces
+                            (both replaced atomically with each build; the build's own
+                            agent-digest.json is the whole vault, for the engine)
   cache/embeddings.sqlite   (embedder id, text hash) → vector; survives every build
   cache/records.pickle      per-note parse results keyed by path + checksum
   telemetry/recall.jsonl    append-only recall events
@@ -34,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA_VERSION = 1
-FORMAT = 10  # bumped whenever a build's set of files or their layout changes
+FORMAT = 11  # bumped whenever a build's set of files or their layout changes
 CURRENT = "current.json"
 BUILDS = "builds"
 MANIFEST = "manifest.json"
@@ -44,6 +48,8 @@ LEXICAL = "lexical"
 LEXICAL_NOTES = "lexical-notes"  # BM25 with one document per note (a whole session)
 GRAPH = "graph.pickle"
 DIGEST = "agent-digest.json"
+PUBLIC_DIGEST = "agent-digest.json"  # .alaya/agent-digest.json: shared notes only
+AGENT_DIGESTS = "digest"  # .alaya/digest/<agent>.json: shared + that agent's own
 CLAIMS = "claims.jsonl"
 RECALL = "recall"  # compact arrays for recall (compilers/recall_index.py)
 EMBED_CACHE = "cache/embeddings.sqlite"

@@ -24,6 +24,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "max_note_bytes": 10_000_000,  # larger .md files are reported and skipped
         "lock_timeout_s": 30.0,
         "review": False,  # agents' writes go to the proposal branch (vault_engine/collab/review.py)
+        "sessions_namespace": "agent",  # agent: an agent's sessions are its own | shared
+        "ephemeral_ttl_hours": 24.0,  # <agent>-ephemeral notes are archived this long after
     },
     "git": {
         "commit": True,  # false: mutating commands behave as with --no-commit

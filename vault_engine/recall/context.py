@@ -92,7 +92,8 @@ def build_context(vault: Vault, *, budget: int = 4000, query: str | None = None,
         from .query import RecallQuery, RecallSettings
 
         result = recall(vault.state_dir, RecallQuery(text=query, top_k=top_k),
-                        embedder=embedder, settings=RecallSettings.from_config(vault.config))
+                        embedder=embedder, settings=RecallSettings.from_config(vault.config),
+                        caller=vault.caller)
         shown = {x for x in sections["memory"]}
         lines = [x for x in prompt_block(result, max_chars=10**9).splitlines() if x not in shown]
         room = budget - used_p - used_m - 40

@@ -20,6 +20,7 @@ from typing import Any
 
 from vault_engine.errors import AlayaError, UsageError
 from vault_engine.primitives import now
+from vault_engine.store.namespaces import Caller
 
 from .expansion import expand, resolve_node
 from .fusion import Hit, rrf_fusion, score_notes, weighted_fusion
@@ -39,9 +40,11 @@ from .retrieval import (
 
 def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
            settings: RecallSettings | None = None, telemetry: bool = True,
-           resident: bool = False) -> dict[str, Any]:
-    """Run a recall and return the documented JSON object."""
+           resident: bool = False, caller: Caller | None = None) -> dict[str, Any]:
+    """Run a recall and return the documented JSON object. `caller` (default: this process's,
+    `ALAYA_AGENT` or the owner) decides which namespaces it may search (store/namespaces.py)."""
     start = time.perf_counter()
+    caller = caller if caller is not None else Caller.from_env()
     settings = settings or RecallSettings()
     index = open_index(state_dir, resident=resident)
     top_k = query.top_k or settings.top_k
@@ -50,9 +53,8 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     if not text and not query.from_nodes:
         raise UsageError("nothing to recall: give a query, --concepts or --from-nodes",
                          fix='alaya recall "gateway restart"')
-    namespaces: set[str] | None = None
-    if not query.all_namespaces:
-        namespaces = {"shared", settings.default_namespace, *query.namespaces}
+    namespaces = caller.recall_scope(query.namespaces, query.all_namespaces,
+                                     settings.default_namespace)
 
     qvec = None
     if text and query.mode in ("hybrid", "vector"):
@@ -99,7 +101,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     if query.from_nodes:
         seeds = []
         for ref in query.from_nodes:
-            node = resolve_node(index, ref)
+            node = resolve_node(index, ref, namespaces)
             seeds.append(Hit(node=node, score=1.0, cosine=None))
         hits = {} if not text else hits
         depth = max(depth, 1)
@@ -112,7 +114,8 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
 
     ranked = rank(index, hits, qvec, wanted, top_k, settings)
     nodes = [node_json(index, h) for h in ranked]
-    explorable = explorable_relations(index, ranked, wanted, text, {h.node for h in ranked})
+    explorable = explorable_relations(index, ranked, wanted, text, {h.node for h in ranked},
+                                      namespaces)
     latency = (time.perf_counter() - start) * 1000
     result = {
         "query": {"text": query.text, "concepts": list(query.concepts),

@@ -290,7 +290,8 @@ def session_paths(session: SessionIn) -> tuple[str, str]:
     return base + ".md", base + session.raw_ext
 
 
-def render_session(session: SessionIn, note_rel: str, raw_rel: str) -> str:
+def render_session(session: SessionIn, note_rel: str, raw_rel: str,
+                   namespace: str = "shared") -> str:
     title = f"Session {format_datetime(session.started)[:16].replace('T', ' ')}" \
         if session.started else f"Session {session.id}"
     if session.channel:
@@ -304,6 +305,8 @@ def render_session(session: SessionIn, note_rel: str, raw_rel: str) -> str:
         "ended": max((t.timestamp for t in session.turns if t.timestamp), default=None),
         "speakers": speakers or None, "turns": len(session.turns), "raw": raw_rel,
         "raw_sha256": hashlib.sha256(session.raw).hexdigest(),
+        # whose conversation it is (store/namespaces.py); shared ones carry no key
+        "namespace": namespace if namespace != "shared" else None,
     }
     for key in ("duration_ms", "model", "tokens"):
         if key in session.metadata:
@@ -346,9 +349,10 @@ def _plan(vault: Vault, session: SessionIn) -> tuple[IngestReport, str | None, s
         raw_rel = note_rel[:-3] + session.raw_ext
     full = vault.abspath(note_rel)
     if not full.exists():
+        namespace = vault.caller.session_home(vault.config)
         return (IngestReport(session.id, note_rel, "created", len(session.turns),
-                             len(session.turns)), render_session(session, note_rel, raw_rel),
-                note_rel, raw_rel)
+                             len(session.turns)),
+                render_session(session, note_rel, raw_rel, namespace), note_rel, raw_rel)
     old_text, _ = vault.read_text(note_rel)
     doc = NoteText.parse(old_text, path=note_rel)
     old_turns = _existing_turn_texts(old_text, doc.body_line)

@@ -1,5 +1,6 @@
 """Introspect phase 5, forget: cold, old, rarely recalled, unpinned cards that nothing links to,
-and cards whose feedback quality is below 0.2 over 5 or more verdicts, are moved to archive/
+cards whose feedback quality is below 0.2 over 5 or more verdicts, and notes of an
+`<agent>-ephemeral` namespace older than `[vault] ephemeral_ttl_hours` are moved to archive/
 with the reason and date (never deleted; `alaya restore` brings one back)."""
 
 from __future__ import annotations
@@ -7,8 +8,10 @@ from __future__ import annotations
 import datetime as dt
 
 from vault_engine.care.tiers import assign_tiers
+from vault_engine.primitives import to_datetime
 from vault_engine.store.archive import archive_note
-from vault_engine.store.model import Card
+from vault_engine.store.model import Card, Note, Session
+from vault_engine.store.namespaces import is_ephemeral
 from vault_engine.store.vault import Transaction
 
 from .cooldown import tier_inputs
@@ -34,8 +37,10 @@ def phase_forget(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
 
     quality = quality_scores(ctx.vault)
     limit = dt.timedelta(days=FORGET["days"])
-    chosen: list[tuple[Card, str]] = []
+    chosen: list[tuple[Note, str]] = list(_expired(ctx, index.notes))
     for n in index.notes:
+        if is_ephemeral(n.namespace):
+            continue  # expires by its TTL, above
         if not isinstance(n, Card) or n.pinned or n.meta.get("pinned"):
             continue
         key = n.id or f"path:{n.path}"
@@ -68,3 +73,19 @@ def phase_forget(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
 
     commit_phase(ctx, r, results, work if chosen else None, f"{len(chosen)} card(s) archived")
     return r
+
+
+def _expired(ctx: Context, notes: list[Note]) -> list[tuple[Note, str]]:
+    """Ephemeral notes (a conversation's scratch state, seed 003 §1.3) past their TTL."""
+    hours = float(ctx.vault.config.get("vault", "ephemeral_ttl_hours"))
+    out: list[tuple[Note, str]] = []
+    for n in notes:
+        if not is_ephemeral(n.namespace) or n.kind in ("archive", "template"):
+            continue
+        born = n.created if isinstance(n, Card) else (
+            n.started if isinstance(n, Session) else None)
+        born = born or to_datetime(n.meta.get("created"))
+        if born is not None and ctx.now - born >= dt.timedelta(hours=hours):
+            out.append((n, f"ephemeral: {n.namespace} notes expire {hours:g} h after they are "
+                           f"created ({born.date()})"))
+    return out

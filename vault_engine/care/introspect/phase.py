@@ -63,11 +63,17 @@ def _report_text(ctx: Context, results: Sequence[PhaseResult], current: PhaseRes
         text = (f"---\nid: report-introspect-{ctx.now.date().isoformat()}\n"
                 f"title: Introspection {ctx.now.date().isoformat()}\ntype: report\n---\n"
                 f"# Introspection {ctx.now.date().isoformat()}\n\n")
+    from vault_engine.store.namespaces import public_lines
+
     section = [f"## {current.name} · {ctx.now.strftime('%H:%M UTC')}", ""]
     if current.numbers:
         section += [f"- {k.replace('_', ' ')}: {v}" for k, v in current.numbers.items()]
         section.append("")
-    section += current.lines
+    lines, dropped = public_lines(current.lines, ctx.vault.load_all())  # every agent reads it
+    section += lines
+    if dropped:
+        section += ["", f"({dropped} line(s) about notes in private namespaces are not listed "
+                        "here: this report is read by every agent)"]
     return text.rstrip("\n") + "\n\n" + "\n".join(section).rstrip("\n") + "\n"
 
 

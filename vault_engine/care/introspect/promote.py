@@ -77,9 +77,8 @@ def phase_promote(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     scored: list[Score] = []
     for key, st in ctx.stats.items():
         note = by_key.get(key)
-        if not isinstance(note, Card) or note.namespace not in ("shared", ctx.vault.config.get(
-                "vault", "default_namespace")):
-            continue
+        if not isinstance(note, Card) or note.namespace != "shared":
+            continue  # MEMORY.md is read by every agent: shared cards only, never ephemeral
         concepts = len(set(note.tags) | {lk.target.lower() for lk in note.links
                                           if lk.field == "relations"})
         # dreaming bonus: Light (+0.06) for what today's distillation touched, REM (+0.09)
