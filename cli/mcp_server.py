@@ -111,20 +111,21 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
     def trace(card: str, context: int = 1) -> dict[str, Any]:
         """From a card (id or title) back to the sessions and the exact turns its claims came
         from, with `context` turns around each."""
+        from vault_engine.recall.served import served_trace
         from vault_engine.recall.trace import trace as run
 
         try:
-            return asdict(run(vault, card, context=max(0, context)))
+            return served_trace(run(vault, card, context=max(0, context)), vault.caller)
         except AlayaError as exc:
             raise fail(exc) from None
 
     @server.tool()
     def get(ref: str) -> dict[str, Any]:
         """One note by id, title, alias or vault path: frontmatter, claims, relations, body."""
-        from vault_engine.store.serialize import note_dict
+        from vault_engine.recall.served import served_note
 
-        try:
-            return note_dict(vault.load().find(ref))  # the agent's view: its own + shared
+        try:  # the agent's view (its own + shared), secrets masked, injections withheld
+            return served_note(vault.load().find(ref), vault.caller)
         except AlayaError as exc:
             raise fail(exc) from None
 

@@ -273,6 +273,14 @@ def _quote(text: str) -> str:
     return "\n".join("> " + line if line else ">" for line in text.splitlines() or [""])
 
 
+def injection_turns(turns: Sequence[TurnIn]) -> list[str]:
+    """Anchors of the turns that read as a prompt injection (vault_engine/text/injection.py):
+    the session note lists them, distill and recall leave them out."""
+    from vault_engine.text.injection import is_injection
+
+    return [f"t{i}" for i, t in enumerate(turns, 1) if is_injection(t.content)]
+
+
 def render_turn(index: int, turn: TurnIn, fallback_time: dt.datetime | None) -> str:
     when = turn.timestamp or fallback_time
     speaker = (turn.name or turn.role).replace("·", "-")
@@ -307,6 +315,8 @@ def render_session(session: SessionIn, note_rel: str, raw_rel: str,
         "raw_sha256": hashlib.sha256(session.raw).hexdigest(),
         # whose conversation it is (store/namespaces.py); shared ones carry no key
         "namespace": namespace if namespace != "shared" else None,
+        # turns addressed to the memory or the model: kept as said, never obeyed
+        "injection_turns": injection_turns(session.turns) or None,
     }
     for key in ("duration_ms", "model", "tokens"):
         if key in session.metadata:
@@ -374,6 +384,12 @@ def _plan(vault: Vault, session: SessionIn) -> tuple[IngestReport, str | None, s
     doc.body = doc.body + ("" if doc.body.endswith("\n\n") or not doc.body else "\n") + extra
     doc.set("turns", len(session.turns))
     doc.set("raw_sha256", hashlib.sha256(session.raw).hexdigest())
+    flagged = injection_turns(session.turns)
+    if flagged:
+        old = doc.frontmatter.data.get("injection_turns")
+        doc.set("injection_turns", sorted(set(flagged) | set(old if isinstance(old, list)
+                                                              else []),
+                                          key=lambda a: int(str(a)[1:] or 0)))
     ended = max((t.timestamp for t in session.turns if t.timestamp), default=None)
     if ended:
         doc.set("ended", ended)
@@ -415,15 +431,19 @@ def read_inputs(paths: Sequence[str], stdin: bytes | None = None) -> list[tuple[
 
 
 def ingest(vault: Vault, inputs: Iterable[tuple[str, bytes]], *, commit: bool = True,
-           redact: bool = False) -> tuple[list[IngestReport], str | None]:
-    """Parse every input first (all or nothing), then write the sessions in one commit."""
+           redact: bool = True) -> tuple[list[IngestReport], str | None]:
+    """Parse every input first (all or nothing), then write the sessions in one commit.
+
+    `redact` (the default): every secret in the input — API keys, tokens, private keys,
+    passwords, in English or Chinese phrasing — is replaced before anything is written, in
+    the note and in the raw file (vault_engine/text/secrets.py)."""
     sessions: list[SessionIn] = []
     for source, data in inputs:
-        sessions.extend(parse_input(data, source))
-    if redact:
-        from vault_engine.text.secrets import redact_session
+        if redact:
+            from vault_engine.text.secrets import redact_input
 
-        sessions = [redact_session(s) for s in sessions]
+            data = redact_input(data)
+        sessions.extend(parse_input(data, source))
     ids = [s.id for s in sessions]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
