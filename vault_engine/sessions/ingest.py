@@ -451,6 +451,10 @@ def ingest(vault: Vault, inputs: Iterable[tuple[str, bytes]], *, commit: bool = 
                           fix="ingest one version of each session")
     reports: list[IngestReport] = []
     with vault.locked():
+        from vault_engine.store.journal import recover
+
+        if commit:
+            recover(vault)  # a killed ingest's notes are committed before anything is planned
         plans = [plan_session(vault, s) for s in sessions]
         changed = [(s, p) for s, p in zip(sessions, plans, strict=True) if p[1] is not None]
         if not changed:
@@ -462,10 +466,10 @@ def ingest(vault: Vault, inputs: Iterable[tuple[str, bytes]], *, commit: bool = 
         with vault.transaction(message + "\n\n" + "\n".join(lines), commit=commit) as tx:
             for session, (report, text, note_rel, raw_rel) in changed:
                 assert text is not None
+                tx.write_raw(raw_rel, session.raw)  # first: a note never names a missing raw
                 if report.action == "created":
                     tx.create(note_rel, text)
                 else:
                     tx.write(note_rel, text, vault.current_checksum(note_rel))
-                tx.write_raw(raw_rel, session.raw)
         reports = [p[0] for p in plans]
     return reports, tx.sha

@@ -133,6 +133,9 @@ class Frontmatter:
     spans: dict[str, KeySpan] = field(default_factory=dict)
     first_line: int = 2  # 1-based file line of lines[0]
     path: str | None = None
+    # keys written twice: (key, first line, second line), 1-based file lines; YAML keeps the
+    # second value, lint reports both lines (`duplicate-key`)
+    duplicates: list[tuple[str, int, int]] = field(default_factory=list)
 
     @classmethod
     def parse(cls, lines: list[str], *, newline: str = "\n", first_line: int = 2,
@@ -151,6 +154,8 @@ class Frontmatter:
             loader = _Loader(text)
             try:
                 node = loader.get_single_node()
+                if node is not None and "*" in text:
+                    self._refuse_aliases(node, text)  # before building it: a bomb never grows
                 data = loader.construct_document(node) if node is not None else {}
             finally:
                 loader.dispose()
@@ -165,6 +170,39 @@ class Frontmatter:
                 line=self.first_line, fix="write frontmatter as `key: value` lines")
         self.data = data
         self.spans = self._compute_spans(node)
+
+    def _refuse_aliases(self, root: yaml.Node, text: str) -> None:
+        """YAML aliases (`*name`) are refused: one that refers to itself would make every
+        reader recurse forever, and a few hundred bytes of nested aliases ("billion laughs")
+        expand to gigabytes. Obsidian's properties never write them. The walk sees each node
+        once, so it costs as little as the note is long."""
+        seen: set[int] = set()
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                raise NoteParseError(
+                    "YAML aliases (*name) are not allowed in frontmatter", path=self.path,
+                    line=self.first_line + self._alias_line(text),
+                    fix="write the value out in full instead of `*name` (and drop the `&name` "
+                        "anchor)")
+            seen.add(id(node))
+            if isinstance(node, yaml.SequenceNode):
+                stack.extend(node.value)
+            elif isinstance(node, yaml.MappingNode):
+                for k, v in node.value:
+                    stack.extend((k, v))
+
+    @staticmethod
+    def _alias_line(text: str) -> int:
+        """0-based line of the first alias, from the event stream (only for the error)."""
+        try:
+            for event in yaml.parse(text, Loader=_Loader):
+                if isinstance(event, yaml.AliasEvent) and event.start_mark is not None:
+                    return int(event.start_mark.line)
+        except yaml.YAMLError:
+            pass
+        return 0
 
     def _yaml_error(self, exc: yaml.YAMLError) -> NoteParseError:
         """Name the line at fault: where the problem is, or where the unclosed construct began
@@ -190,11 +228,15 @@ class Frontmatter:
         spans: dict[str, KeySpan] = {}
         pairs = node.value
         n = len(self.lines)
+        self.duplicates = []
         for i, (knode, vnode) in enumerate(pairs):
             start = knode.start_mark.line
             end = pairs[i + 1][0].start_mark.line if i + 1 < len(pairs) else n
             end = self._trim(start + 1, end, 0)
             key = str(knode.value)
+            if key in spans:
+                self.duplicates.append((key, self.first_line + spans[key].start,
+                                        self.first_line + start))
             items: list[tuple[int, int]] = []
             block_seq = isinstance(vnode, yaml.SequenceNode) and not vnode.flow_style
             dash_indent = 0

@@ -483,9 +483,17 @@ class Transaction:
         self.sha: str | None = None
         self._backup: dict[str, bytes | None] = {}
         self._stack = contextlib.ExitStack()
+        from .journal import Journal
+
+        # what this change has written, on disk until it commits (store/journal.py)
+        self._journal = Journal(vault.state_dir, message) if commit else None
 
     def __enter__(self) -> Transaction:
         self._stack.enter_context(self.vault.locked())
+        if self.commit:
+            from .journal import recover
+
+            recover(self.vault)  # an earlier command killed before its commit: commit it now
         return self
 
     def _remember(self, rel: str) -> None:
@@ -493,6 +501,8 @@ class Transaction:
             full = self.vault.abspath(rel)
             self._backup[rel] = full.read_bytes() if full.exists() else None
         if rel not in self.written:
+            if self._journal is not None:
+                self._journal.add(rel)
             self.written.append(rel)
 
     def create(self, rel: str, text: str) -> str:
@@ -521,10 +531,15 @@ class Transaction:
         try:
             if exc_type is not None:
                 self._rollback()
+                if self._journal is not None:
+                    self._journal.close()
                 return
             if self.commit and self.written:
+                # a failed commit keeps the journal: the next command commits these files
                 self.sha = history.commit_paths(self.vault.root, self.written, self.message,
                                                 self.vault.config.git_identity())
+            if self._journal is not None:
+                self._journal.close()
         finally:
             self._stack.close()
 
