@@ -38,8 +38,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "base_url": "",
         "batch_size": 32,
         "concurrency": 4,
-        "timeout_s": 30.0,
+        "timeout_s": 30.0,  # a deadline for a whole request, retries included
         "max_retries": 4,
+        "max_response_bytes": 16 * 1024 * 1024,  # a larger answer is refused unread
+        "max_retry_after_s": 60.0,  # a longer Retry-After fails instead of waiting
         "threads": 0,  # bundled model: 0 = every core when compiling, one for queries
         "turn_context": True,  # also embed each session turn with the turn before it
     },
@@ -47,8 +49,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "provider": "rules",  # rules (offline distiller) | openai (any /v1/chat/completions)
         "base_url": "",
         "model": "",
-        "timeout_s": 120.0,
+        "timeout_s": 120.0,  # a deadline for a whole call, retries included
         "max_retries": 2,
+        "max_response_bytes": 16 * 1024 * 1024,
+        "max_retry_after_s": 60.0,
         "daily_call_budget": 200,
     },
     "distill": {  # seed 004 L2/L3
