@@ -107,7 +107,9 @@ def load(url: str, clients: int, rounds: int, mode: str, timeout: float) -> dict
         results: list[tuple[bool, float]] = []
         lock = threading.Lock()
 
-        def client(i: int, r: int = r) -> None:
+        def client(i: int, r: int = r, barrier: threading.Barrier = barrier,
+                   results: list[tuple[bool, float]] = results,
+                   lock: threading.Lock = lock) -> None:
             body = json.dumps({"query": QUERIES[(i + r) % len(QUERIES)], "mode": mode,
                                "top_k": 5}).encode()
             barrier.wait()
