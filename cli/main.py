@@ -111,7 +111,16 @@ def cli(ctx: click.Context, vault_path: Path | None, agent: str | None) -> None:
     from .locate import find_vault
 
     if agent is not None:
+        before = os.environ.get(AGENT_ENV)
         os.environ[AGENT_ENV] = Caller.of_agent(agent).agent or ""
+
+        def restore() -> None:  # in-process callers (tests, CliRunner) get the old value back
+            if before is None:
+                os.environ.pop(AGENT_ENV, None)
+            else:
+                os.environ[AGENT_ENV] = before
+
+        ctx.call_on_close(restore)
     Caller.from_env()  # a bad ALAYA_AGENT is a usage error before anything runs
     ctx.obj = AppContext(vault_path or Path(find_vault()))
 
