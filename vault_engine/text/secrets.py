@@ -56,8 +56,8 @@ OWN: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,15}://[^\s:/@'\"`]*:(?P<v>[^\s/@'\"`]{3,200})@")),
     ("password", re.compile(  # KEY=value, KEY: value, "key": "value"
         r"(?i)(?:password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?key|"
-        r"private[_-]?key|auth[_-]?key|token|credentials?)[\w.-]*['\"]?[ \t]*[:=][ \t]*"
-        rf"['\"]?{_VALUE}")),
+        r"private[_-]?key|auth[_-]?key|token|credentials?)[\w.-]*\\?['\"]?[ \t]*[:=][ \t]*"
+        rf"\\?['\"]?{_VALUE}")),
     ("password", re.compile(  # the db password is …, the token was …
         r"(?i)\b(?:password|passwd|passphrase|passcode|api[ -]?key|access key|secret key|"
         r"token|secret|pin)\s+(?:(?:for|of)\s+\S+\s+)?(?:is|was|are|=|:)\s+(?:now\s+)?"
@@ -75,7 +75,7 @@ _PLACEHOLDER_RE = re.compile(
     r"^(?:[<{$%*•.#_-]|x{3,}|redacted|\[redacted|none$|null$|true$|false$|example|your)",
     re.I)
 _CODE_RE = re.compile(r"[()\[\]{}$]|^(?:os|process|env|self|this|config|settings)\.", re.I)
-_TRAIL = ".,;:!?)>]}*"
+_TRAIL = ".,;:!?)>]}*\\"
 # Every rule above and every detect-secrets plugin needs one of these: a keyword, a known
 # prefix, a URL, or a long run of token characters. Text without any is skipped at the cost
 # of one search (most of a conversation), which keeps the compiler's masking cheap.
