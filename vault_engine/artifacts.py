@@ -86,6 +86,19 @@ class Build:
         with self.path(GRAPH).open("rb") as fh:
             return pickle.load(fh)
 
+    def unit_namespaces(self) -> tuple[list[str], Any, Any] | None:
+        """(namespace names, each unit's namespace index, each unit's tier code 0 HOT 1 WARM
+        2 COLD) from the recall arrays; None for a build without them."""
+        import numpy as np
+
+        folder = self.path(RECALL)
+        try:
+            info = json.loads((folder / "info.json").read_text(encoding="utf-8"))
+            return (list(info.get("namespaces") or []), np.load(folder / "unit_ns.npy"),
+                    np.load(folder / "unit_tier.npy"))
+        except (OSError, ValueError):
+            return None
+
     def vector_index(self, tier: str, mmap: bool = True) -> Any:
         """The FAISS index of a tier (None if the tier has no vectors)."""
         import faiss

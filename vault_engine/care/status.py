@@ -85,22 +85,21 @@ def schema_node_types(state_dir: Path, caller: Caller | None = None) -> dict[str
             "cards": kinds.get("card", 0), "sessions": kinds.get("session", 0)}
 
 
-def _visible_vectors(state_dir: Path, manifest: dict[str, Any], caller: Caller | None
+def _visible_vectors(build: A.Build, manifest: dict[str, Any], caller: Caller | None
                      ) -> tuple[int, dict[str, int]]:
     """(units, vectors per tier) the caller may search: the manifest's totals for the owner,
     counted from the per-unit namespace and tier arrays for an agent."""
     caller = caller if caller is not None else Caller.from_env()
     if caller.is_owner:
         return manifest["counts"]["units"], manifest["counts"]["vectors"]
-    from vault_engine.recall.index import open_index
-
-    index = open_index(state_dir)
-    if index.unit_ns is None or index.unit_tier is None:
+    arrays = build.unit_namespaces()
+    if arrays is None:
         return 0, {"HOT": 0, "WARM": 0}
-    allowed = [i for i, n in enumerate(index.namespaces) if caller.may_read(n)]
-    mask = [int(x) in allowed for x in index.unit_ns]
-    tiers = [int(t) for t, m in zip(index.unit_tier, mask, strict=True) if m]
-    return sum(mask), {"HOT": tiers.count(0), "WARM": tiers.count(1)}
+    names, unit_ns, unit_tier = arrays
+    allowed = {i for i, n in enumerate(names) if caller.may_read(n)}
+    tiers = [int(t) for ns, t in zip(unit_ns.tolist(), unit_tier.tolist(), strict=True)
+             if ns in allowed]
+    return len(tiers), {"HOT": tiers.count(0), "WARM": tiers.count(1)}
 
 
 def status(state_dir: Path, caller: Caller | None = None) -> dict[str, Any]:
@@ -108,7 +107,7 @@ def status(state_dir: Path, caller: Caller | None = None) -> dict[str, Any]:
     build = _build(state_dir)
     manifest = build.manifest()
     digest = visible_digest(build, caller)
-    units, vectors = _visible_vectors(state_dir, manifest, caller)
+    units, vectors = _visible_vectors(build, manifest, caller)
     pages = digest["pages"]
     sessions = [p for p in pages if p["kind"] == "session"]
     starts = sorted(p["created"] for p in sessions if p.get("created"))

@@ -16,10 +16,9 @@ import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from .vault import Vault
+Vault = Any  # store/vault.py's Vault, typed loosely: vault.py calls this module
 
 JOURNAL_DIR = "journal"
 RECOVERED = "recovered: the command that wrote these files was interrupted before its commit"

@@ -31,7 +31,9 @@ from vault_engine.errors import NamespaceError, NotFoundError, UsageError
 
 if TYPE_CHECKING:
     from .model import Note
-    from .vault import VaultIndex
+
+# A VaultIndex (store/vault.py), typed loosely: vault.py asks this module, not the other way.
+VaultIndex = Any
 
 SHARED = "shared"
 OWN_SUFFIXES = ("-main", "-ephemeral")
@@ -154,13 +156,14 @@ class Caller:
         namespace is read from its `namespace:` line)."""
         if self.is_owner:
             return index
-        from .vault import VaultIndex
+        import dataclasses
 
         notes = [n for n in index.notes if self.sees(n)]
         hidden = [n for n in index.notes if not self.sees(n)]
         issues = [i for i in index.issues if self.may_read(i.namespace)]
-        return VaultIndex(notes=notes, issues=issues, attachments=list(index.attachments),
-                          hidden=hidden + list(index.hidden))
+        return dataclasses.replace(index, notes=notes, issues=issues,
+                                   attachments=list(index.attachments),
+                                   hidden=hidden + list(index.hidden), _resolver=None)
 
     def check_write(self, note: Note, ref: str | None = None) -> None:
         if not self.may_write(note.namespace):
@@ -211,12 +214,13 @@ def find_writable(index: VaultIndex, ref: str, caller: Caller) -> Note:
     try:
         note = index.find(ref)
     except NotFoundError:
-        from .vault import VaultIndex
+        import dataclasses
 
         if not index.hidden:
             raise
         try:
-            VaultIndex(notes=list(index.hidden), issues=[]).find(ref)
+            dataclasses.replace(index, notes=list(index.hidden), issues=[], hidden=[],
+                                _resolver=None).find(ref)
         except NotFoundError:
             raise NotFoundError(f"no note matches {ref!r} (by id, path, file name, title or "
                                 "alias)", fix="check the spelling") from None

@@ -29,11 +29,20 @@ from vault_engine.errors import (
 )
 from vault_engine.primitives import checksum
 
-from . import history
-from .atomic import MISSING, TMP_MARKER, LateSave, Moved, atomic_write
+from .atomic import (
+    MISSING,
+    TMP_MARKER,
+    LateSave,
+    Moved,
+    Replaced,
+    atomic_write,
+    read_settled,
+    rebase_regions,
+)
 from .links import LinkResolver, is_unsafe_target, normalize_name
 from .model import Issue, Note
 from .namespaces import Caller, namespace_in_head, namespace_of_text
+from .transaction import Transaction
 
 if TYPE_CHECKING:
     from .frontmatter import NoteText
@@ -173,6 +182,8 @@ class Vault:
         # the owner
         self.caller = caller if caller is not None else Caller.from_env()
         self._lock: Any = None  # filelock.FileLock, created on first use
+        # files replaced and still open, read once more for late saves (store/late.py)
+        self._replaced: list[tuple[str, Replaced]] = []
 
     # -- opening ------------------------------------------------------------------------
     @classmethod
@@ -338,7 +349,13 @@ class Vault:
         try:
             yield
         finally:
-            self._lock.release()
+            try:
+                if self._replaced and self._lock.lock_counter == 1:
+                    from .late import reap
+
+                    reap(self)  # the last writer out: a late save is merged, not lost
+            finally:
+                self._lock.release()
 
     # -- writing ------------------------------------------------------------------------
     def current_checksum(self, rel: str) -> str:
@@ -348,30 +365,42 @@ class Vault:
         except FileNotFoundError:
             return MISSING
 
-    def write_text(self, rel: str, text: str, expected: str | None) -> str:
+    def write_text(self, rel: str, text: str, expected: str | None, *,
+                   sync_after: bool = False, base: str | None = None) -> str:
         """Atomically write `text`; `expected` is the checksum read (MISSING: must be new).
 
         `expected=None` skips the guard (only for files the tool alone owns). The guard runs
-        at the replace itself (store/atomic.py); a human's save that lands during the replace
-        is put back and the write refused. Returns the new checksum. Raises ConflictError when
-        the file changed since it was read, NamespaceError when the caller may not write it.
+        at the replace itself (store/atomic.py); with `base` (the text read), a file that
+        moved only where this write did not change it (a person typing in the body while
+        alaya changes the frontmatter) takes both; a save that lands during the replace is
+        merged back in (store/late.py). Returns the new checksum. Raises ConflictError when
+        the file changed where this write changes it too, NamespaceError when the caller may
+        not write it.
         """
         with self.locked():
             full = self.abspath(rel)
             self._guard(rel, text)
             data = text.encode("utf-8")
-            if expected is not None and expected != MISSING and \
+            rebase = rebase_regions(base.encode("utf-8"), data) if base is not None else None
+            if expected is not None and expected != MISSING and rebase is None and \
                     self.current_checksum(rel) != expected:
                 raise self._moved(rel, True)  # cheap early refusal before any fsync
+            keep: list[Replaced] = []
             try:
-                atomic_write(full, data, expected=expected)
+                atomic_write(full, data, expected=expected, sync_after=sync_after, keep=keep,
+                             rebase=rebase)
             except Moved as exc:
                 raise self._moved(rel, exc.exists, expected == MISSING) from None
             except LateSave as late:
-                # someone saved in place during the replace: their bytes win, ours are refused
-                with contextlib.suppress(Moved, LateSave):
-                    atomic_write(full, late.saved, expected=late.ours)
-                raise self._moved(rel, True) from None
+                # someone saved in place during the replace: merge their save back in
+                from .late import merge_late_save
+
+                merged = merge_late_save(rel, full, late.base, late.saved)
+                if merged is None:
+                    raise self._moved(rel, True) from None
+                return merged
+            for replaced in keep:
+                self._replaced.append((rel, replaced))
             return checksum(data)
 
     def _moved(self, rel: str, exists: bool, creating: bool = False) -> ConflictError:
@@ -415,23 +444,33 @@ class Vault:
         import time
 
         deadline = time.monotonic() + float(self.config.get("vault", "lock_timeout_s"))
+        contended = False
         while True:
             with self.locked():
                 from .frontmatter import NoteText
 
-                text, check = self.read_text(rel)
+                text, check = self._read_settled(rel)
                 doc = NoteText.parse(text, path=rel)
                 edit(doc)
                 if _before_write is not None:
                     _before_write()
                 try:
-                    return self.write_text(rel, doc.render(), check)
+                    # once contended, sync after the replace: a disk sync takes longer than
+                    # a fast editor waits between saves (store/atomic.py)
+                    return self.write_text(rel, doc.render(), check, sync_after=contended,
+                                           base=text)
                 except ConflictError:
                     if not os.path.exists(self.abspath(rel)) or time.monotonic() > deadline:
                         break
+                    contended = True
                     continue
         raise ConflictError(f"{rel} keeps changing on disk while alaya writes it", path=rel,
                             fix="close the editor that is rewriting it and try again")
+
+    def _read_settled(self, rel: str) -> tuple[str, str]:
+        """`read_text` of a file an editor may be saving in place (store/atomic.py)."""
+        data = read_settled(self.abspath(rel))
+        return decode_note(data, rel), checksum(data)
 
     def delete(self, rel: str, expected: str | None) -> None:
         with self.locked():
@@ -462,91 +501,3 @@ def _parser_version() -> str:
             h.update(Path(str(module.__file__)).read_bytes())
         _PARSER_VERSION = h.hexdigest()[:16]
     return _PARSER_VERSION
-
-
-class Transaction:
-    """One logical change: holds the vault lock, records what it writes, commits once.
-
-    ```
-    with vault.transaction("link: A DEPENDS_ON B") as tx:
-        tx.update(path, edit)
-    tx.sha  # the commit, or None (nothing changed / --no-commit)
-    ```
-    On an exception every file written in the transaction is put back as it was.
-    """
-
-    def __init__(self, vault: Vault, message: str, *, commit: bool = True) -> None:
-        self.vault = vault
-        self.message = message
-        self.commit = commit
-        self.written: list[str] = []
-        self.sha: str | None = None
-        self._backup: dict[str, bytes | None] = {}
-        self._stack = contextlib.ExitStack()
-        from .journal import Journal
-
-        # what this change has written, on disk until it commits (store/journal.py)
-        self._journal = Journal(vault.state_dir, message) if commit else None
-
-    def __enter__(self) -> Transaction:
-        self._stack.enter_context(self.vault.locked())
-        if self.commit:
-            from .journal import recover
-
-            recover(self.vault)  # an earlier command killed before its commit: commit it now
-        return self
-
-    def _remember(self, rel: str) -> None:
-        if rel not in self._backup:
-            full = self.vault.abspath(rel)
-            self._backup[rel] = full.read_bytes() if full.exists() else None
-        if rel not in self.written:
-            if self._journal is not None:
-                self._journal.add(rel)
-            self.written.append(rel)
-
-    def create(self, rel: str, text: str) -> str:
-        self._remember(rel)
-        return self.vault.write_text(rel, text, MISSING)
-
-    def write(self, rel: str, text: str, expected: str | None) -> str:
-        self._remember(rel)
-        return self.vault.write_text(rel, text, expected)
-
-    def write_raw(self, rel: str, data: bytes) -> None:
-        """Write a non-note file the tool owns (a session's raw input), atomically."""
-        self._remember(rel)
-        with self.vault.locked():
-            atomic_write(self.vault.abspath(rel), data)
-
-    def update(self, rel: str, edit: Callable[[NoteText], None]) -> str:
-        self._remember(rel)
-        return self.vault.update_note(rel, edit)
-
-    def delete(self, rel: str, expected: str | None) -> None:
-        self._remember(rel)
-        self.vault.delete(rel, expected)
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        try:
-            if exc_type is not None:
-                self._rollback()
-                if self._journal is not None:
-                    self._journal.close()
-                return
-            if self.commit and self.written:
-                # a failed commit keeps the journal: the next command commits these files
-                self.sha = history.commit_paths(self.vault.root, self.written, self.message,
-                                                self.vault.config.git_identity())
-            if self._journal is not None:
-                self._journal.close()
-        finally:
-            self._stack.close()
-
-    def _rollback(self) -> None:
-        for rel, data in self._backup.items():
-            full = self.vault.abspath(rel)
-            if data is None:
-                full.unlink(missing_ok=True)
-            else:
-                atomic_write(full, data)
