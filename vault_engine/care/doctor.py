@@ -59,6 +59,11 @@ def diagnose(root: Path) -> list[Check]:
                                 "[git] author in alaya.toml",
                                 "git config user.name 'You' && git config user.email you@example.com",
                                 severity="warning"))
+        if (root / ".git" / "index.lock").exists():
+            checks.append(Check("git-lock", False, "git's index is locked (.git/index.lock): "
+                                "a git command is running, or one was killed — alaya cannot "
+                                "commit until it is gone",
+                                "if no git command is running, remove .git/index.lock"))
         raw_uncommitted = git.get("uncommitted")
         uncommitted = [p for p in raw_uncommitted if isinstance(p, str)] if isinstance(
             raw_uncommitted, list) else []
