@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import platform
-import socket
 import statistics
 import subprocess
 import sys
@@ -79,22 +78,14 @@ def start(kind: str, vault: Path, folder: Path) -> tuple[subprocess.Popen[str], 
 
 
 def one(url: str, body: bytes, timeout: float) -> tuple[bool, float]:
-    host, port = url.split("://", 1)[1].rsplit(":", 1)
+    """One request as `alaya recall --json` sends it (cli/fast.py); (answered, ms)."""
+    from cli.fast import _post
+
     start = time.perf_counter()
     try:
-        with socket.create_connection((host, int(port)), timeout=timeout) as sock:
-            sock.sendall(b"POST /recall HTTP/1.1\r\nHost: " + f"{host}:{port}".encode()
-                         + b"\r\nContent-Type: application/json\r\nContent-Length: "
-                         + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
-            chunks = []
-            while True:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-        raw = b"".join(chunks)
-        ok = raw.startswith(b"HTTP/") and raw.split(b" ", 2)[1] == b"200"
-    except OSError:
+        status, _ = _post(url, body, None, timeout)
+        ok = status == 200
+    except (OSError, ValueError, IndexError):
         ok = False
     return ok, (time.perf_counter() - start) * 1000
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -15,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from cli.fast import exchange
 
 from .test_recall import graph_vault  # noqa: F401  (fixture)
 
@@ -52,16 +53,7 @@ def served(graph_vault: Path) -> Iterator[str]:  # noqa: F811
 
 def raw(url: str, request: bytes, timeout: float = 20.0) -> tuple[int, dict]:
     """Send bytes as they are; return the status and the JSON body of the reply."""
-    host, port = url.split("://", 1)[1].rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
-        sock.sendall(request)
-        chunks = []
-        while True:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    data = b"".join(chunks)
+    data = exchange(url.split("://", 1)[1], request, timeout)
     head, _, body = data.partition(b"\r\n\r\n")
     return int(head.split(b" ", 2)[1]), json.loads(body or b"null")
 

@@ -78,20 +78,28 @@ def test_an_editor_saving_every_2ms_during_20_writes_loses_nothing(
     # editor's race; alaya never builds a note from a half-saved file (the checks above)
 
 
-def test_a_save_landing_during_the_replace_is_put_back_and_the_edit_reapplied(
-        linked_pair: tuple[Vault, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    vault, card = linked_pair
+def save_once_before_replace(card: Path, line: str,
+                             monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Make the next os.replace onto `card` find an in-place save (`line` appended) that
+    landed after alaya's check: the gap the gateway has to cover."""
     real_replace = os.replace
-    saved = []
+    saved: list[bool] = []
 
-    def replace_with_a_save_in_between(src: str, dst: object) -> None:
-        if Path(str(dst)) == card and not saved:  # once: an in-place save just before
+    def replace_after_a_save(src: str, dst: object) -> None:
+        if Path(str(dst)) == card and not saved:
             with open(card, "a") as fh:
-                fh.write("saved during the replace\n")
+                fh.write(line)
             saved.append(True)
         real_replace(src, dst)
 
-    monkeypatch.setattr(atomic.os, "replace", replace_with_a_save_in_between)
+    monkeypatch.setattr(atomic.os, "replace", replace_after_a_save)
+    return saved
+
+
+def test_a_save_landing_during_the_replace_is_merged_and_the_edit_kept(
+        linked_pair: tuple[Vault, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    vault, card = linked_pair
+    saved = save_once_before_replace(card, "saved during the replace\n", monkeypatch)
     card_ops.link(vault, "Gateway restart", "Target 3", "DEPENDS_ON")
     text = card.read_text()
     assert saved and "saved during the replace\n" in text and "'[[Target 3]]'" in text
@@ -121,20 +129,8 @@ def test_a_save_during_a_plain_write_is_merged_in(
     vault, card = linked_pair
     rel = "cards/gotcha/Gateway restart.md"
     check = vault.current_checksum(rel)
-    real_replace = os.replace
-
-    saved: list[bool] = []
-
-    def replace_after_a_save(src: str, dst: object) -> None:
-        if Path(str(dst)) == card and not saved:
-            with open(card, "a") as fh:
-                fh.write("mine\n")
-            saved.append(True)
-        real_replace(src, dst)
-
-    monkeypatch.setattr(atomic.os, "replace", replace_after_a_save)
     old = card.read_text()
+    saved = save_once_before_replace(card, "mine\n", monkeypatch)
     vault.write_text(rel, old.replace("Notes:", "Notes (alaya):"), check)
-    monkeypatch.setattr(atomic.os, "replace", real_replace)
     text = card.read_text()
-    assert "mine\n" in text and "Notes (alaya):" in text  # both survive
+    assert saved and "mine\n" in text and "Notes (alaya):" in text  # both survive

@@ -77,6 +77,8 @@ def diagnose(root: Path) -> list[Check]:
         return checks
     vault = Vault(root, config)
     index = vault.load()
+    if not vault.caller.is_owner:  # file names are titles: an agent sees only its own
+        checks = [_visible_items(c, index) for c in checks]
     links = [i for i in index.issues if i.code == "symlink"]
     unreadable = [i for i in index.issues if i.code != "symlink"]
     if unreadable:
@@ -114,9 +116,22 @@ def diagnose(root: Path) -> list[Check]:
     if leftovers:
         checks.append(Check("temp-files", False,
                             f"{len(leftovers)} temp file(s) left by an interrupted write",
-                            "delete them: the notes themselves were never half-written",
-                            severity="warning", items=tuple(leftovers)))
+                            "alaya doctor --fix  (the notes themselves were never "
+                            "half-written)", severity="warning",
+                            items=tuple(leftovers) if vault.caller.is_owner else ()))
     return checks
+
+
+def _visible_items(check: Check, index: object) -> Check:
+    """A check's listed paths cut to the notes the caller may see (and the files beside them)."""
+    import dataclasses
+
+    seen = {n.path[:-3] for n in getattr(index, "notes", [])}
+    kept = tuple(i for i in check.items if i.split(".", 1)[0] in seen)
+    if len(kept) == len(check.items):
+        return check
+    return dataclasses.replace(check, items=kept + (f"(and {len(check.items) - len(kept)} in "
+                                                    "notes this agent may not see)",))
 
 
 def _interrupted_checks(vault: Vault) -> list[Check]:
@@ -130,7 +145,8 @@ def _interrupted_checks(vault: Vault) -> list[Check]:
                   "their commit: their files are written but not committed",
                   "alaya doctor --fix  (or any alaya command that writes: it commits them "
                   "first)", items=tuple(f"{(i.message or '?').splitlines()[0]}: "
-                                        + ", ".join(i.paths) for i in items))]
+                                        + ", ".join(i.paths) for i in items)
+                  if vault.caller.is_owner else ())]
 
 
 @dataclass

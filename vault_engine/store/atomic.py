@@ -192,10 +192,10 @@ class Replaced:
     def late_save(self) -> bytes | None:
         """What someone saved into it after the check (None: nothing), and close it."""
         try:
-            after = _settled(self.fd, _read_fd(self.fd))
+            after = _filled(self.fd, _settled(self.fd, _read_fd(self.fd)))
         finally:
             os.close(self.fd)
-        return after if after != self.before else None
+        return after if after and after != self.before else None
 
 
 def _swap(tmp: str, full: Path, expected: str, ours: str,
@@ -210,8 +210,9 @@ def _swap(tmp: str, full: Path, expected: str, ours: str,
         if checksum(before) != expected:
             raise Moved(exists=True)
         os.replace(tmp, full)
-        after = _settled(old, _read_fd(old))  # did anyone write into the replaced inode?
-        if after != before:
+        # did anyone write into the replaced inode? (empty: a save begun, not a version)
+        after = _filled(old, _settled(old, _read_fd(old)))
+        if after and after != before:
             raise LateSave(after, before, ours)
         if keep is not None:
             keep.append(Replaced(full, old, before))
@@ -225,19 +226,23 @@ def read_settled(full: Path) -> bytes:
     """A file's bytes, not the moment inside someone's in-place save: an editor truncates the
     file, then writes it, and an empty read in between is not a version of the note — it is
     given ~50 ms to fill and settle (a note is not saved empty on purpose mid-edit)."""
-    import time
-
     fd = os.open(full, os.O_RDONLY)
     try:
-        data = _read_fd(fd)
-        for _ in range(50):
-            if data:
-                return data
-            time.sleep(0.001)
-            data = _settled(fd, _read_fd(fd))
-        return data
+        return _filled(fd, _read_fd(fd))
     finally:
         os.close(fd)
+
+
+def _filled(fd: int, data: bytes) -> bytes:
+    """`data`, or — while it is empty, for up to ~50 ms — what the file fills with."""
+    import time
+
+    for _ in range(50):
+        if data:
+            return data
+        time.sleep(0.001)
+        data = _settled(fd, _read_fd(fd))
+    return data
 
 
 def _settled(fd: int, seen: bytes) -> bytes:

@@ -27,6 +27,7 @@ from vault_engine.errors import NoteParseError
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _OPEN_RE = re.compile(r"^---[ \t]*$")
+ALIAS_LIMIT = 10_000  # values YAML aliases may expand to in one frontmatter
 _CLOSE_RE = re.compile(r"^(---|\.\.\.)[ \t]*$")
 
 
@@ -172,26 +173,42 @@ class Frontmatter:
         self.spans = self._compute_spans(node)
 
     def _refuse_aliases(self, root: yaml.Node, text: str) -> None:
-        """YAML aliases (`*name`) are refused: one that refers to itself would make every
-        reader recurse forever, and a few hundred bytes of nested aliases ("billion laughs")
-        expand to gigabytes. Obsidian's properties never write them. The walk sees each node
-        once, so it costs as little as the note is long."""
-        seen: set[int] = set()
-        stack = [root]
+        """YAML anchors and aliases are bounded before a value is built: an alias that refers
+        to itself (every reader would recurse forever) or aliases that expand to more than
+        ALIAS_LIMIT values (an "alias bomb": a few hundred bytes, gigabytes built) are
+        refused with the line of the first alias. Ordinary reuse — a merge key `<<: *base` —
+        still works. The walk sees each node once."""
+        size: dict[int, int] = {}
+        path: set[int] = set()
+        stack: list[tuple[yaml.Node, bool]] = [(root, False)]
         while stack:
-            node = stack.pop()
-            if id(node) in seen:
-                raise NoteParseError(
-                    "YAML aliases (*name) are not allowed in frontmatter", path=self.path,
-                    line=self.first_line + self._alias_line(text),
-                    fix="write the value out in full instead of `*name` (and drop the `&name` "
-                        "anchor)")
-            seen.add(id(node))
-            if isinstance(node, yaml.SequenceNode):
-                stack.extend(node.value)
-            elif isinstance(node, yaml.MappingNode):
-                for k, v in node.value:
-                    stack.extend((k, v))
+            node, done = stack.pop()
+            children = (node.value if isinstance(node, yaml.SequenceNode) else
+                        [x for kv in node.value for x in kv]
+                        if isinstance(node, yaml.MappingNode) else [])
+            if done:
+                path.discard(id(node))
+                size[id(node)] = 1 + sum(size[id(c)] for c in children)
+                continue
+            if id(node) in size:
+                continue
+            path.add(id(node))
+            stack.append((node, True))
+            for child in children:
+                if id(child) in path:
+                    raise self._alias_error(text, "a YAML alias refers to the value that "
+                                                  "holds it (it never ends)")
+                if id(child) not in size:
+                    stack.append((child, False))
+        # expanded far beyond what is written: the sizes are counted, never built
+        if size[id(root)] > max(ALIAS_LIMIT, 4 * len(size)):
+            raise self._alias_error(text, f"YAML aliases expand to {size[id(root)]:,} values "
+                                          "(an alias bomb)")
+
+    def _alias_error(self, text: str, what: str) -> NoteParseError:
+        return NoteParseError(f"{what}: refused", path=self.path,
+                              line=self.first_line + self._alias_line(text),
+                              fix="write the values out instead of `*name` aliases")
 
     @staticmethod
     def _alias_line(text: str) -> int:

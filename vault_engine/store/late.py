@@ -63,6 +63,9 @@ def merge_versions(base: bytes, ours: bytes, theirs: bytes, rel: str) -> bytes:
 
     regions = [_split(x) for x in (base, ours, theirs)]
     head = [r[0].decode("utf-8", "replace") for r in regions]
+    for side in (1, 2):  # a frontmatter gone whole is a save caught half-way, not a choice
+        if head[0] and not head[side]:
+            head[side] = head[0]
     body = [r[1].decode("utf-8", "replace") for r in regions]
     if head[2] == head[0]:
         merged_head = head[1]
