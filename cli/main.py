@@ -68,6 +68,8 @@ class AlayaGroup(click.Group):
         return self.commands.get(name)
 
     def invoke(self, ctx: click.Context) -> Any:
+        from vault_engine.store.history import set_command
+
         try:
             return super().invoke(ctx)
         except AlayaError as exc:
@@ -77,6 +79,8 @@ class AlayaGroup(click.Group):
             else:
                 echo(fail(str(exc)), err=True)
             sys.exit(exc.exit_code)
+        finally:
+            set_command(None)
 
 
 def _json_requested(ctx: click.Context) -> bool:
@@ -100,8 +104,11 @@ def cli(ctx: click.Context, vault_path: Path | None) -> None:
     Exit codes: 0 ok, 1 findings or failure, 2 usage error. Add --json to any command for
     machine-readable output. NO_COLOR disables colour.
     """
+    from vault_engine.store.history import set_command
+
     from .locate import find_vault
 
+    set_command(ctx.invoked_subcommand)  # the Alaya-Command: trailer of this run's commits
     ctx.obj = AppContext(vault_path or Path(find_vault()))
 
 

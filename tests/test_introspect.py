@@ -22,6 +22,7 @@ from vault_engine.store import blocks
 from vault_engine.store.vault import Vault
 from vault_engine.telemetry import NoteStats
 
+from .conftest import commit_as_person
 from .test_lint import RAW, SESSION, card, claim
 from .test_lint import planted as _planted  # noqa: F401  (fixture)
 
@@ -217,6 +218,7 @@ def test_feedback_quality_correct_and_deprecate(tmp_path: Path) -> None:
          claims=[claim("c1", "The alert fires when hits drop")],
          relations=["- {type: DEPENDS_ON, target: '[[Cache TTL]]'}"])
     card(root, "other", id="card-other", title="Unrelated", claims=[claim("c1", "Tabs")])
+    commit_as_person(root)  # a person's untracked notes are never committed by alaya
     # quality: useful ÷ all verdicts, kept in telemetry, no markdown touched
     head = git.Repo(root).head.commit.hexsha
     feedback(root, "useful", "card-ttl")

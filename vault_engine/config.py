@@ -27,7 +27,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "git": {
         "commit": True,  # false: mutating commands behave as with --no-commit
-        "author_name": "alaya",  # used only when git has no user.name/user.email
+        "author": "",  # "Name <email>" of alaya's commits; empty: author_name <author_email>
+        "author_name": "alaya",  # author of alaya's commits (the user stays the committer)
         "author_email": "alaya@localhost",
     },
     "embedding": {
@@ -107,6 +108,13 @@ class Config:
         return self.values[name]
 
     def git_identity(self) -> tuple[str, str]:
+        """(name, email) alaya's commits are authored by: `[git] author`, else author_name
+        and author_email."""
+        author = str(self.get("git", "author")).strip()
+        if author:
+            name, _, email = author.partition("<")
+            if name.strip():
+                return name.strip(), email.rstrip(">").strip() or "alaya@localhost"
         return str(self.get("git", "author_name")), str(self.get("git", "author_email"))
 
 

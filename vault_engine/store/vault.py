@@ -406,6 +406,7 @@ class Transaction:
         self.commit = commit
         self.written: list[str] = []
         self.sha: str | None = None
+        self.uncommitted: list[str] = []  # written, but not separable from a person's edits
         self._backup: dict[str, bytes | None] = {}
         self._stack = contextlib.ExitStack()
 
@@ -449,7 +450,8 @@ class Transaction:
                 return
             if self.commit and self.written:
                 self.sha = history.commit_paths(self.vault.root, self.written, self.message,
-                                                self.vault.config.git_identity())
+                                                self.vault.config.git_identity(),
+                                                before=self._backup, skipped=self.uncommitted)
         finally:
             self._stack.close()
 
