@@ -77,3 +77,18 @@ def commit_as_person(path: Path, message: str = "my notes", who: tuple[str, str]
     with repo.git.custom_environment(**env):
         repo.git.commit("-q", "--allow-empty", "-m", message)
     return str(repo.head.commit.hexsha)
+
+
+def commit_as_alaya(path: Path, message: str = "distill: earlier cards") -> str:
+    """Commit every file as alaya did (its author and trailer): notes a test writes by hand
+    to stand for cards alaya distilled earlier, which maintenance may change."""
+    import git
+
+    repo = git.Repo(path)
+    repo.git.add("-A")
+    env = {"GIT_AUTHOR_NAME": "alaya", "GIT_AUTHOR_EMAIL": "alaya@localhost",
+           "GIT_COMMITTER_NAME": "alaya", "GIT_COMMITTER_EMAIL": "alaya@localhost"}
+    with repo.git.custom_environment(**env):
+        repo.git.commit("-q", "--allow-empty", "-m",
+                        f"{message}\n\nAlaya-Command: distill\nAlaya-Agent: none")
+    return str(repo.head.commit.hexsha)

@@ -287,15 +287,18 @@ def test_import_an_obsidian_vault(vault_path: Path, tmp_path: Path) -> None:
     report = json.loads(result.output)
     assert sorted(report["imported"]) == ["cards/imported/Home.md",
                                           "cards/imported/projects/Roadmap.md"]
-    assert report["attachments"] == ["attachments/projects/diagram.png"]
+    # attachments keep their place beside the notes, so links to them still resolve (issue 14)
+    assert report["attachments"] == ["cards/imported/projects/diagram.png"]
     assert report["skipped"][0].startswith("broken.md:2")
     roadmap = (vault_path / "cards/imported/projects/Roadmap.md").read_text("utf-8")
     assert roadmap.startswith("---\ntags: [plan]\ncustom: 1.5  # mine\n")  # kept byte for byte
     index = Vault.open(vault_path).load()
     home = index.find("Home")
-    assert isinstance(home, Card) and home.type == "note" and home.id
+    assert isinstance(home, Card) and home.type is None and home.id  # no type invented
+    assert "created" not in home.meta  # the source is not in git: no date invented
     assert index.resolver.resolve("Roadmap").note is not None
-    assert [r.type for r in home.relations] == ["RELATES_TO"]
+    assert [r.type for r in home.relations] == ["RELATES_TO", "EMBEDS"]
+    assert index.resolver.resolve("diagram.png", home.path).reason == "attachment"
     again = json.loads(run(vault_path, "import", str(src), "--json").output)
     assert again["imported"] == [] and len(again["skipped"]) == 3
 

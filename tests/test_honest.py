@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import subprocess
 from pathlib import Path
 
@@ -207,3 +209,33 @@ def test_init_in_a_plain_folder_keeps_its_notes_and_prints_what_it_did(tmp_path:
     assert "AGENTS.md" in doc["created"] and doc["commit"]
     assert (root / "Note.md").read_bytes() == b"# Note\n"
     assert (root / ".gitignore").read_bytes().startswith(b"secret/\n")
+
+
+def test_import_keeps_a_users_id_type_and_created_byte_for_byte(vault_path: Path,
+                                                                 tmp_path: Path) -> None:
+    src = tmp_path / "books"
+    (src / "读书").mkdir(parents=True)
+    head = "---\nid: 20230101\ntype: book\ncreated: 2021-05-04\ntags: [阅读]\n---\n"
+    (src / "读书" / "三体.md").write_text(head + "# 三体\n很好看。 #科幻/硬科幻\n",
+                                        encoding="utf-8")
+    (src / "读书" / "续集").mkdir()
+    (src / "读书" / "续集" / "Clash.md").write_text("---\nid: 20230101\n---\nsame id\n")
+    (src / "Dated.md").write_text("no frontmatter\n")
+    subprocess.run(["git", "init", "-q", str(src)], check=True)
+    commit_as_person(src, "books")
+    out = alaya(vault_path, "import", str(src), "--json")
+    assert "cards/imported/读书/三体.md" in out
+    text = (vault_path / "cards" / "imported" / "读书" / "三体.md").read_text(encoding="utf-8")
+    assert text.startswith(head)  # id, type and created exactly as written
+    clash = (vault_path / "cards" / "imported" / "读书" / "续集" / "Clash.md").read_text()
+    assert clash.startswith("---\nid: 20230101\nalaya_id: card-")  # theirs kept, alaya's beside
+    dated = (vault_path / "cards" / "imported" / "Dated.md").read_text()
+    assert "created: " in dated  # from the source's git history, not the file time
+    when = git.Repo(src).head.commit.authored_datetime.astimezone(dt.UTC)
+    assert f"created: {when.strftime('%Y-%m-%dT%H:%M:%S')}Z" in dated
+    shown = alaya(vault_path, "show", "20230101", "--json")
+    doc = json.loads(shown)
+    assert doc["path"] == "cards/imported/读书/三体.md" and doc["type"] == "book"
+    assert "科幻/硬科幻" in doc["tags"] and "阅读" in doc["tags"]  # inline tags are tags
+    v = Vault.open(vault_path)
+    assert is_persons_note(v, "cards/imported/读书/三体.md")  # committed by alaya, written by a person

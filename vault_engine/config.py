@@ -90,6 +90,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "severity": {},  # rule code → "error" | "warning"
         "stale_days": 180,
         "low_confidence": 0.5,
+        "write_report": False,  # `alaya lint` regenerates reports/lint.md (else --write-report)
+        "commit_report": False,  # … and commits it (else --commit)
     },
 }
 

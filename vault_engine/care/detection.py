@@ -171,8 +171,11 @@ def claim_conflicts(notes: Sequence[Note]) -> list[ClaimConflict]:
 
 
 def card_tokens(card: Note) -> frozenset[str]:
+    """The words of a note's full text: title, claims and body. (Title and claims alone
+    made every note without claims — most of a person's vault — a "duplicate" of any other
+    note with a similar title.)"""
     claims = " ".join(c.text for c in card.claims) if isinstance(card, Card) else ""
-    return frozenset(tokenize(f"{card.title} {claims}"))
+    return frozenset(tokenize(f"{card.title} {claims} {card.body}"))
 
 
 def near_duplicates(notes: Sequence[Note], threshold: float = DUPLICATE) -> list[Duplicate]:

@@ -7,6 +7,7 @@ other commit that touched the file is a person's. A file with uncommitted change
 does not track at all, is a person's too (alaya commits everything it writes, unless told not
 to). Without a git repository nothing is known, and every note counts as a person's except
 the ones alaya's distiller made (`source_sessions` in the frontmatter) and session notes.
+Notes `alaya import` copied in are a person's: alaya committed the copy, a person wrote it.
 
 Introspect, forget and feedback ask this before they archive a note or rewrite its body: a
 person's note gets a proposal (report, review queue), never an edit of their text.
@@ -60,7 +61,9 @@ class Authorship:
             if len(parts) < 4:
                 continue
             an, ae, trailer, rest = parts[0], parts[1], parts[2], parts[3]
-            mine = (an == name and ae == email) or bool(trailer.strip())
+            # `alaya import` copies a person's notes: their text, whoever committed the copy
+            command = trailer.strip()
+            mine = ((an == name and ae == email) or bool(command)) and command != "import"
             for path in rest.split("\x00"):
                 path = path.strip("\n")
                 if path:

@@ -90,9 +90,22 @@ class VaultIndex:
     def ids(self) -> set[str]:
         return {n.id for n in self.notes if n.id}
 
+    def by_key(self, key: str) -> Note | None:
+        """The note behind an id alaya hands out: its `id`, or `path:<vault path>` for a note
+        without one (recall, digest and traverse use these keys)."""
+        if key.startswith("path:"):
+            return self.by_path(key[5:])
+        found = self.by_id(key)
+        return found[0] if len(found) == 1 else None
+
     def find(self, ref: str) -> Note:
-        """A note by id, path, file name, title or alias — exactly one, or a clear error."""
+        """A note by id, `path:` key, path, file name, title or alias — exactly one, or a
+        clear error."""
         ref = ref.strip()
+        if ref.startswith("path:"):
+            hit = self.by_path(ref[5:].strip())
+            if hit is not None:
+                return hit
         if is_unsafe_target(ref):
             raise UnsafePathError(f"{ref!r} points outside the vault",
                                   fix="refer to notes by id, title or a path inside the vault")
@@ -103,7 +116,7 @@ class VaultIndex:
             raise AmbiguousError(f"id {ref!r} is used by {len(exact)} notes: "
                                  + ", ".join(n.path for n in exact),
                                  fix="give each note a unique id (see `alaya doctor`)")
-        res = self.resolver.resolve(ref[2:-2] if ref.startswith("[[") else ref)
+        res = self.resolver.lookup(ref)
         if res.note is not None:
             return res.note
         if res.reason == "ambiguous":
@@ -420,6 +433,16 @@ class Transaction:
             self._backup[rel] = full.read_bytes() if full.exists() else None
         if rel not in self.written:
             self.written.append(rel)
+
+    def changed(self) -> list[str]:
+        """The paths written so far whose bytes differ from before the transaction."""
+        out = []
+        for rel in self.written:
+            full = self.vault.abspath(rel)
+            now = full.read_bytes() if full.exists() else None
+            if now != self._backup.get(rel):
+                out.append(rel)
+        return sorted(out)
 
     def create(self, rel: str, text: str) -> str:
         self._remember(rel)

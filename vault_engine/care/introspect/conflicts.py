@@ -40,7 +40,7 @@ def source_trust(note: Note, index: VaultIndex) -> float:
         for e in c.evidence:
             if e.link is None:
                 continue
-            res = index.resolver.resolve(e.link.target)
+            res = index.resolver.resolve_link(e.link, note.path)
             if isinstance(res.note, Session) and e.link.block:
                 turn = res.note.turn(e.link.block)
                 if turn is not None:
@@ -148,13 +148,13 @@ def phase_conflicts(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     def work(tx: Transaction) -> None:
         for _k, win, lose, why in resolved:
             set_status(tx, lose.note, lose.claim.id, "superseded",
-                       {"superseded_by": f"{link_to(win.note)} {win.claim.id}",
+                       {"superseded_by": f"{link_to(win.note, index.resolver)} {win.claim.id}",
                         "resolution": why})
         for k in open_:
             set_status(tx, k.a.note, k.a.claim.id, "contested")
             set_status(tx, k.b.note, k.b.claim.id, "contested")
             if k.a.note.path != k.b.note.path:
-                item = FlowMap(type="CONTRADICTS", target=link_to(k.b.note), weight=1.0,
+                item = FlowMap(type="CONTRADICTS", target=link_to(k.b.note, index.resolver), weight=1.0,
                                reason=f"claim {k.a.claim.id} vs {k.b.claim.id}: {k.detail}")
                 tx.update(k.a.note.path, appender("relations", item))
         if open_:

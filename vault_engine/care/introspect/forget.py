@@ -1,6 +1,7 @@
 """Introspect phase 5, forget: cold, old, rarely recalled, unpinned cards that nothing links to,
 and cards whose feedback quality is below 0.2 over 5 or more verdicts, are moved to archive/
-with the reason and date (never deleted; `alaya restore` brings one back)."""
+with the reason and date (never deleted; `alaya restore` brings one back). A person's note is
+never archived: it is proposed for archiving (report and review queue)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import datetime as dt
 
 from vault_engine.care.tiers import assign_tiers
 from vault_engine.store.archive import archive_note
+from vault_engine.store.links import link_to
 from vault_engine.store.model import Card
+from vault_engine.store.proposals import Proposal
 from vault_engine.store.vault import Transaction
 
 from .cooldown import tier_inputs
@@ -27,7 +30,7 @@ def phase_forget(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
         if n.kind in ("template", "archive"):
             continue
         for lk in n.links:
-            res = index.resolver.resolve(lk.target) if lk.target else None
+            res = index.resolver.resolve_link(lk, n.path) if lk.target else None
             if res is not None and res.note is not None and res.note.path != n.path:
                 depended.add(res.note.path)
     from vault_engine.care.feedback import quality_scores
@@ -59,12 +62,18 @@ def phase_forget(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
                   f"{last.date()}, recalled {s.access_count if s else 0} time(s), nothing "
                   "links to it")
         chosen.append((n, reason))
-    r.numbers.update(archived=len(chosen))
-    r.lines = [f"- [[{n.id or n.stem}]] {n.title}: {why}" for n, why in chosen]
+    owners = ctx.owners(index)
+    theirs = [(n, why) for n, why in chosen if owners.is_persons(n.path)]
+    chosen = [(n, why) for n, why in chosen if not owners.is_persons(n.path)]
+    r.proposals += [Proposal(path=n.path, action="archive", reason=why,
+                             summary=f"archive {link_to(n, index.resolver)}: {why}")
+                    for n, why in theirs]
+    r.numbers.update(archived=len(chosen), proposed=len(theirs))
+    r.lines = [f"- {link_to(n, index.resolver)}: {why}" for n, why in chosen]
 
     def work(tx: Transaction) -> None:
         for n, why in chosen:
-            archive_note(tx, ctx.vault, n, why, ctx.now)
+            archive_note(tx, ctx.vault, n, why, ctx.now, resolver=index.resolver)
 
     commit_phase(ctx, r, results, work if chosen else None, f"{len(chosen)} card(s) archived")
     return r

@@ -175,7 +175,7 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
         for ed in result.entities:
             if ed.type != "person" and ed.name.casefold() not in mentioned:
                 continue  # a recurring term no card is about stays out of the vault
-            res = index.resolver.resolve(ed.name)
+            res = index.resolver.lookup(ed.name)
             if res.note is not None and isinstance(res.note, Entity | Card | Note):
                 entity_targets[ed.name.casefold()] = link_target_for(res.note, index.resolver)
                 continue
@@ -218,7 +218,7 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
             src = title_to_target.get(ld.from_title.casefold())
             dst = title_to_target.get(ld.to_title.casefold())
             if dst is None:
-                res = index.resolver.resolve(ld.to_title)
+                res = index.resolver.lookup(ld.to_title)
                 dst = link_target_for(res.note, index.resolver) if res.note else None
             if src is None or dst is None or src == dst:
                 continue

@@ -186,7 +186,7 @@ def _merge_coldest(vault: Vault, tx: Any, scenes: list[Note]) -> str:
     archived = NoteText.parse(text, path=coldest.path)
     archived.set("archived", now_utc())
     archived.set("archived_reason", "merged")
-    archived.set("merged_into", format_link(target.stem))
+    archived.set("merged_into", format_link(target.stem, display=target.title))
     tx.create("archive/" + coldest.path, archived.render())
     tx.delete(coldest.path, vault.current_checksum(coldest.path))
     return f"merged '{coldest.title}' into '{target.title}'"
