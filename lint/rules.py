@@ -82,6 +82,10 @@ class LintContext:
 
 
 PROVENANCE_FIELDS = ("evidence", "source_sessions", "source", "raw")
+# Frontmatter keys whose links alaya writes and relies on: a dangling one is an error. A link
+# in any other property (a person's `related: "[[Idea]]"`) is like a body link.
+ALAYA_LINK_FIELDS = frozenset({"relations", "evidence", "source_sessions", "merged_into",
+                               "superseded_by"})
 
 
 def connections(note: Note) -> list[Any]:
@@ -260,7 +264,7 @@ def _unresolved(ctx: LintContext, emit: Emit, n: Note, link: Any, res: Any) -> I
         yield emit("alaya-only-link", n.path, link.line,
                    f"{link.raw}: Obsidian won't resolve this (it is the {res.hint_kind} of "
                    f"{res.hint.path})", f"write {fix}")
-    elif link.frontmatter:
+    elif link.frontmatter and link.field in ALAYA_LINK_FIELDS:
         yield emit("broken-wikilink", n.path, link.line,
                    f"{link.raw} matches no note (by path, file name, id, title or alias)",
                    _suggest(ctx, link.target))
