@@ -144,11 +144,15 @@ def test_recalls_promote_into_memory_within_budget_human_text_untouched(
              claims=[claim("c1", title + " in production")],
              relations=["- {type: RELATES_TO, target: '[[card-deploy]]'}"])
     compile_vault(Vault.open(root), CompileOptions(embedder=HashEmbedder()))
-    queries = ["redis streams ack", "redis explicit ack", "streams need ack redis",
-               "wal archiving disk", "redis ack production"]
-    for q in queries:
+    # recalls over three days (relevance is the hit's similarity in [0, 1]: BM25 here, the
+    # best hit of each recall counting 1.0 — the hash embedder's cosines mean nothing)
+    queries = [("2026-05-01", "redis streams ack"), ("2026-05-01", "redis explicit ack"),
+               ("2026-05-02", "streams need ack redis"), ("2026-05-02", "wal archiving disk"),
+               ("2026-05-03", "redis ack production")]
+    for day, q in queries:
+        monkeypatch.setenv("ALAYA_NOW", f"{day}T10:00:00Z")
         res = CliRunner().invoke(cli, ["--vault", str(root), "recall", q, "--json",
-                                       "--top-k", "1"])
+                                       "--top-k", "1", "--mode", "bm25"])
         assert res.exit_code == 0, res.output
     out = run(root, "--phase", "promote")
     numbers = out["phases"][0]["numbers"]

@@ -1,0 +1,192 @@
+"""The lifecycle as the seeds specify it, run at other dates through ALAYA_NOW: scores in
+range, tiers that compile, introspect and status agree on, forgetting that fires, volatile
+and stale memories marked in recall, poor feedback ranked down (seed 000 §3.3, §4.7; seed 002;
+seed 003 §2.5.3, §3.2, §3.3)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli.main import cli
+from vault_engine import artifacts as A
+from vault_engine.store.init_vault import init_vault
+
+
+def alaya(root: Path, *args: str, json_out: bool = True):  # type: ignore[no-untyped-def]
+    res = CliRunner().invoke(cli, ["--vault", str(root), *args] + (["--json"] if json_out else []),
+                             catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output) if json_out else res.output
+
+
+def write_card(root: Path, name: str, title: str, *, type: str = "fact", created: str,
+               claim: str | None = None, body: str = "", extra: str = "") -> Path:
+    path = root / "cards" / f"{name}.md"
+    claims = (f"claims:\n  - id: c1\n    text: {claim}\n    confidence: 0.9\n"
+              f"    status: supported\n") if claim else "claims: []\n"
+    path.write_text(f"---\nid: card-{name}\ntitle: {title}\ntype: {type}\ncreated: {created}\n"
+                    f"updated: {created}\n{extra}{claims}---\n{body}\n", encoding="utf-8")
+    return path
+
+
+def commit_all(root: Path, message: str = "notes") -> None:
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-qm", message], check=True)
+
+
+@pytest.fixture()
+def vault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ALAYA_EMBED_PROVIDER", "hash")
+    root = tmp_path / "v"
+    init_vault(root)
+    return root
+
+
+def test_scores_stay_in_range_and_compile_introspect_status_agree_on_tiers(
+        vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    topics = ["redis streams need explicit ack", "wal archiving fills the disk",
+              "the deploy freezes on fridays", "nginx rejects bodies over one megabyte",
+              "the cache ttl is sixty seconds", "postgres vacuum runs nightly"]
+    for i, title in enumerate(topics):
+        write_card(vault, f"t{i}", title.capitalize(), created="2026-01-01T00:00:00Z",
+                   claim=title.capitalize() + " in production")
+    commit_all(vault)
+    monkeypatch.setenv("ALAYA_NOW", "2026-01-02T00:00:00Z")
+    alaya(vault, "compile")
+    for n in range(30):  # the same few cards, recalled over and over
+        monkeypatch.setenv("ALAYA_NOW", f"2026-01-{2 + n // 10:02d}T{n % 10:02d}:00:00Z")
+        alaya(vault, "recall", topics[n % 2], "--top-k", "3")
+    events = [json.loads(x) for x in (vault / ".alaya" / A.TELEMETRY).read_text().splitlines()]
+    relevances = [h["relevance"] for e in events for h in e["hits"]]
+    assert len(events) == 30 and relevances and all(0.0 <= r <= 1.0 for r in relevances)
+
+    monkeypatch.setenv("ALAYA_NOW", "2026-01-05T00:00:00Z")
+    compiled = alaya(vault, "compile")
+    build = A.current_build(vault / ".alaya")
+    assert build is not None
+    temps = [p["temperature"] for p in build.digest()["pages"]]
+    assert max(temps) > 0 and all(0.0 <= t <= 1.0 for t in temps)
+    status = alaya(vault, "status")
+    notes = build.manifest()["notes"]
+    assert sum(b["count"] for b in status["temperature"]) == len(notes)  # every note
+    cooldown = alaya(vault, "introspect", "--phase", "cooldown", "--dry-run")
+    numbers = cooldown["phases"][0]["numbers"]
+    from_introspect = {"HOT": numbers["hot"], "WARM": numbers["warm"], "COLD": numbers["cold"]}
+    assert compiled["tiers"] == status["vectors"]["tiers"] == from_introspect
+
+    # no note changed, but the clock did: compile applies the new temperatures
+    monkeypatch.setenv("ALAYA_NOW", "2026-02-20T00:00:00Z")
+    again = alaya(vault, "compile")
+    assert again["up_to_date"] is False
+    later = A.current_build(vault / ".alaya")
+    assert later is not None and later.build_id != build.build_id
+    assert max(p["temperature"] for p in later.digest()["pages"]) < max(temps)
+    assert alaya(vault, "compile")["up_to_date"] is True  # …and only once
+
+
+def test_forget_fires_for_knowledge_only_views_link_to_and_spares_dependants_and_pins(
+        vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    old = "2026-01-01T00:00:00Z"
+    write_card(vault, "viewed", "Gateway restarts drop notices", type="gotcha", created=old)
+    write_card(vault, "needed", "The notice plugin list", type="fact", created=old)
+    write_card(vault, "user", "Restart checklist", type="pattern", created=old,
+               body="Read [[The notice plugin list]] first.")
+    write_card(vault, "pinned", "Never restart during a deploy", type="instruction",
+               created=old, extra="pinned: true\n")
+    (vault / "scenes").mkdir(exist_ok=True)
+    (vault / "scenes" / "restarts.md").write_text(
+        "---\ntitle: Scene: restarts\n---\n<!-- alaya:scene:start -->\n"
+        "- [2026-01-01] [[Gateway restarts drop notices]] (gotcha)\n<!-- alaya:scene:end -->\n")
+    persona = vault / "persona.md"
+    persona.write_text(persona.read_text() + "\nSee [[Gateway restarts drop notices]].\n")
+    memory = vault / "MEMORY.md"
+    memory.write_text(memory.read_text() + "\n- [[Gateway restarts drop notices]]\n")
+    (vault / "reports" / "old-report.md").write_text(
+        "---\ntitle: Old report\ntype: report\n---\n[[Gateway restarts drop notices]]\n")
+    commit_all(vault)
+    monkeypatch.setenv("ALAYA_NOW", old)
+    alaya(vault, "compile")
+    monkeypatch.setenv("ALAYA_NOW", "2027-02-05T00:00:00Z")  # 400 days on, never recalled
+    out = alaya(vault, "introspect", "--phase", "cooldown", "--phase", "forget")
+    forget = out["phases"][1]
+    assert forget["numbers"]["archived"] == 2  # the viewed card, and the one nobody needs
+    archived = sorted(p.name for p in (vault / "archive").glob("*.md"))
+    assert archived == ["user.md", "viewed.md"]
+    assert (vault / "cards" / "needed.md").exists()  # another card links to it
+    assert (vault / "cards" / "pinned.md").exists()
+    text = (vault / "archive" / "viewed.md").read_text()
+    assert "archived_reason: 'forgotten: cold" in text or "forgotten: cold" in text
+
+
+def test_a_recent_or_slow_decaying_card_is_not_forgotten(vault: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    write_card(vault, "fact", "The office router is in room 4", type="fact",
+               created="2026-01-01T00:00:00Z")
+    write_card(vault, "event", "The team moved offices", type="event",
+               created="2026-01-01T00:00:00Z")
+    commit_all(vault)
+    monkeypatch.setenv("ALAYA_NOW", "2026-01-01T00:00:00Z")
+    alaya(vault, "compile")
+    # 200 days: past a project fact's 112 days, not a system fact's 300
+    monkeypatch.setenv("ALAYA_NOW", "2026-07-20T00:00:00Z")
+    out = alaya(vault, "introspect", "--phase", "forget")
+    assert out["phases"][0]["numbers"]["archived"] == 1
+    assert (vault / "cards" / "fact.md").exists() and not (vault / "cards" / "event.md").exists()
+
+
+def test_recall_marks_volatile_and_stale_memories(vault: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    write_card(vault, "ttl", "Checkout cache TTL", created="2026-01-01T00:00:00Z",
+               claim="The checkout cache TTL is 60 seconds", extra="volatile: true\ncorrections: 3\n")
+    write_card(vault, "runbook", "Checkout cache runbook", created="2026-01-01T00:00:00Z",
+               claim="Flush the checkout cache after a price import",
+               extra="stale: true\nstale_reason: card-ttl c1 was corrected on 2026-01-02\n")
+    write_card(vault, "plain", "Checkout cache owner", created="2026-01-01T00:00:00Z",
+               claim="The payments team owns the checkout cache")
+    commit_all(vault)
+    alaya(vault, "compile")
+    result = alaya(vault, "recall", "checkout cache")
+    by_id = {n["id"]: n for n in result["nodes"]}
+    assert by_id["card-ttl"]["volatile"] is True and by_id["card-ttl"]["stale"] is False
+    assert by_id["card-runbook"]["stale"] is True and by_id["card-runbook"]["volatile"] is False
+    assert by_id["card-runbook"]["stale_reason"] == "card-ttl c1 was corrected on 2026-01-02"
+    assert by_id["card-plain"]["volatile"] is False and by_id["card-plain"]["stale"] is False
+    assert any(w.startswith("card-runbook may be outdated: card-ttl c1") for w in result["warnings"])
+    assert any(w.startswith("card-ttl changes often") for w in result["warnings"])
+    prompt = alaya(vault, "recall", "checkout cache", "--format", "prompt", json_out=False)
+    lines = {line for line in prompt.splitlines() if line.startswith("- ")}
+    assert any("Checkout cache runbook" in x and x.endswith("⚠ may be outdated") for x in lines)
+    assert any("Checkout cache TTL" in x and x.endswith("⚠ changes often") for x in lines)
+    human = alaya(vault, "recall", "checkout cache", json_out=False)
+    assert any("Checkout cache runbook" in x and x.endswith("⚠ may be outdated")
+               for x in human.splitlines())
+    context = alaya(vault, "context", "--query", "checkout cache")
+    assert "may be outdated" in context["text"]
+
+
+def test_poor_feedback_ranks_a_card_below_its_twin(vault: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("a", "b"):
+        write_card(vault, name, "Disk alerts fire at ninety percent",
+                   created="2026-01-01T00:00:00Z",
+                   claim="Disk alerts fire at ninety percent on the database hosts")
+    commit_all(vault)
+    alaya(vault, "compile")
+    first = alaya(vault, "recall", "disk alerts ninety percent", "--mode", "bm25")
+    ids = [n["id"] for n in first["nodes"][:2]]
+    assert sorted(ids) == ["card-a", "card-b"]
+    loser = ids[0]  # the one that ranks first today gets the bad verdicts
+    for _ in range(5):
+        alaya(vault, "feedback", "not-useful", loser)
+    alaya(vault, "compile")
+    after = alaya(vault, "recall", "disk alerts ninety percent", "--mode", "bm25")
+    ranked = [n["id"] for n in after["nodes"][:2]]
+    assert ranked == [x for x in ids[::-1]]
+    scores = {n["id"]: n["score"] for n in after["nodes"]}
+    assert scores[loser] == pytest.approx(scores[ids[1]] * 0.5, rel=0.01)
