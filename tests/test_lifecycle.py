@@ -190,3 +190,85 @@ def test_poor_feedback_ranks_a_card_below_its_twin(vault: Path,
     assert ranked == [x for x in ids[::-1]]
     scores = {n["id"]: n["score"] for n in after["nodes"]}
     assert scores[loser] == pytest.approx(scores[ids[1]] * 0.5, rel=0.01)
+
+
+def _events(root: Path, events: list[dict]) -> None:  # type: ignore[type-arg]
+    from vault_engine.artifacts import TELEMETRY
+
+    path = root / ".alaya" / TELEMETRY
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as fh:
+        for e in events:
+            fh.write(json.dumps(e) + "\n")
+
+
+def _scores(phase: dict) -> dict[str, float]:  # type: ignore[type-arg]
+    out = {}
+    for line in phase["report"]:
+        if line.startswith("| [["):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            out[cells[0][2:-2]] = float(cells[1])
+    return out
+
+
+def test_dreaming_rem_bonus_comes_from_real_scene_membership_and_light_from_the_days_sessions(
+        vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    created = "2026-03-01T00:00:00Z"
+    for name in ("twin-a", "twin-b"):
+        write_card(vault, name, "Replica lag breaks price reads", type="gotcha",
+                   created=created, claim="Price reads from the replica go stale when it lags")
+    write_card(vault, "other", "Route price reads to the primary", type="decision",
+               created=created)
+    write_card(vault, "alone", "Vacuum runs at night", type="fact", created=created,
+               claim="Autovacuum on db-primary runs at 02:00")
+    (vault / "scenes").mkdir(exist_ok=True)
+    (vault / "scenes" / "prices.md").write_text(
+        "---\ntitle: 'Scene: prices'\n---\n<!-- alaya:scene:start -->\n"
+        "- [2026-03-01] [[card-twin-a]] (gotcha)\n- [2026-03-01] [[card-other]] (decision)\n"
+        "<!-- alaya:scene:end -->\n")
+    commit_all(vault)
+    hits = [{"id": "card-twin-a", "score": 1.0, "relevance": 0.9},
+            {"id": "card-twin-b", "score": 1.0, "relevance": 0.9},
+            {"id": "card-alone", "score": 1.0, "relevance": 0.9}]
+    _events(vault, [{"ts": f"2026-03-0{d}T10:00:00Z", "query": q, "hits": hits}
+                    for d in (2, 3, 4) for q in ("price reads stale", "replica lag")])
+    monkeypatch.setenv("ALAYA_NOW", "2026-03-05T09:00:00Z")
+    # today's session restates the vacuum card: a light hit
+    session = vault / "sessions" / "2026-03" / "s-today.md"
+    session.parent.mkdir(parents=True, exist_ok=True)
+    session.write_text("---\nid: s-today\ntitle: Session today\nstarted: 2026-03-05T08:00:00Z\n"
+                       "---\n> [!user] t1 · user · Ann · 2026-03-05T08:00:00Z\n"
+                       "> Autovacuum on db-primary runs at 02:00 every night, right?\n\n^t1\n")
+    out = alaya(vault, "introspect", "--phase", "promote", "--dry-run")
+    phase = out["phases"][0]
+    scores = _scores(phase)
+    assert scores["card-twin-a"] > scores["card-twin-b"]  # the REM bonus: in a scene
+    assert phase["numbers"]["rem_hits"] == 2 and phase["numbers"]["light_hits"] == 1
+    light = {line.split("|")[1].strip(): line.split("|")[9].strip() for line in phase["report"]
+             if line.startswith("| [[")}
+    assert light["[[card-alone]]"] == "1" and light["[[card-twin-a]]"] == "0"
+
+
+def test_short_term_candidates_drop_out_after_30_days_and_recovery_promotes_when_health_is_low(
+        vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_card(vault, "old", "Old favourite", created="2026-01-01T00:00:00Z",
+               claim="The build cache lives on the shared disk")
+    write_card(vault, "sure", "Deploy window", created="2026-03-01T00:00:00Z",
+               claim="Deploys happen on Tuesdays and Thursdays")
+    commit_all(vault)
+    _events(vault, [
+        {"ts": "2026-01-02T10:00:00Z", "query": "build cache", "hits": [
+            {"id": "card-old", "score": 1.0, "relevance": 1.0}]},
+        {"ts": "2026-03-10T10:00:00Z", "query": "deploy window", "hits": [
+            {"id": "card-sure", "score": 1.0, "relevance": 0.95}]},
+        {"ts": "2026-03-11T10:00:00Z", "query": "when do we deploy", "hits": [
+            {"id": "card-sure", "score": 1.0, "relevance": 0.95}]}])
+    monkeypatch.setenv("ALAYA_NOW", "2026-03-12T10:00:00Z")
+    phase = alaya(vault, "introspect", "--phase", "promote")["phases"][0]
+    numbers = phase["numbers"]
+    assert numbers["dropped_after_30_days"] == 1  # card-old: first recalled 69 days ago
+    assert numbers["past_the_gates"] == 0 and numbers["health"] == 0.0
+    assert numbers["recovered"] == 1 and numbers["promoted"] == 1
+    memory = (vault / "MEMORY.md").read_text()
+    assert "card-sure" in memory and "card-old" not in memory
+    assert any("recovery pass" in line for line in phase["report"])
