@@ -272,3 +272,77 @@ def test_short_term_candidates_drop_out_after_30_days_and_recovery_promotes_when
     memory = (vault / "MEMORY.md").read_text()
     assert "card-sure" in memory and "card-old" not in memory
     assert any("recovery pass" in line for line in phase["report"])
+
+
+def _session(root: Path, sid: str, started: str, *lines: str) -> None:
+    body = "".join(f"> [!user] t{i} · user · Ann · {started}\n> {text}\n\n^t{i}\n\n"
+                   for i, text in enumerate(lines, 1))
+    path = root / "sessions" / started[:7] / f"{sid}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\nid: {sid}\ntitle: {sid}\nstarted: {started}\n---\n{body}",
+                    encoding="utf-8")
+
+
+@pytest.mark.parametrize("a, b", [
+    ("The backup bucket is in region eu-west-1.", "The backup bucket is in region us-east-1."),
+    ("订单服务的连接池上限是 25", "订单服务的连接池上限是 200"),
+    ("周五下午可以发版", "周五下午不可以发版"),
+    ("Postgres on db-primary runs version 15.4", "Postgres on db-primary runs version 16.1"),
+    ("Redis 的内存上限是 4GB", "Redis 的内存上限是 8GB"),
+])
+def test_conflicts_on_identifiers_quantities_and_chinese_are_contested(
+        vault: Path, a: str, b: str) -> None:
+    write_card(vault, "one", "Fact one", created="2026-05-01T00:00:00Z", claim=a)
+    write_card(vault, "two", "Fact two", created="2026-05-02T00:00:00Z", claim=b)
+    commit_all(vault)
+    phase = alaya(vault, "introspect", "--phase", "conflicts")["phases"][0]
+    assert phase["numbers"]["candidates"] == 1 and phase["numbers"]["contested"] == 1
+    for name in ("one", "two"):
+        assert "status: contested" in (vault / "cards" / f"{name}.md").read_text()
+    assert "Fact one" in (vault / "reports" / "contradictions.md").read_text() or \
+        "card-one" in (vault / "reports" / "contradictions.md").read_text()
+
+
+@pytest.mark.parametrize("a, b", [
+    ("The cache TTL is 5 minutes", "The cache TTL is 300 seconds"),  # the same quantity
+    ("团队非常喜欢用 Go 写服务", "团队非常喜欢用 Go 写服务端"),  # 非常 does not negate
+    ("The deploy runs at 02:00 on db-primary", "The deploy runs at 02:00 on db-primary now"),
+])
+def test_the_same_value_in_other_words_is_no_conflict(vault: Path, a: str, b: str) -> None:
+    write_card(vault, "one", "Fact one", created="2026-05-01T00:00:00Z", claim=a)
+    write_card(vault, "two", "Fact two", created="2026-05-02T00:00:00Z", claim=b)
+    commit_all(vault)
+    phase = alaya(vault, "introspect", "--phase", "conflicts")["phases"][0]
+    assert phase["numbers"]["candidates"] == 0
+
+
+def test_passive_validation_raises_confidence_on_confirmation_and_flags_contradiction(
+        vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_card(vault, "backup", "Nightly backup host", created="2026-05-01T00:00:00Z",
+               claim="The nightly backup runs on db-replica-2 at 01:00")
+    write_card(vault, "pool", "订单服务连接池", created="2026-05-01T00:00:00Z",
+               claim="订单服务的数据库连接池上限是 25")
+    dns = write_card(vault, "dns", "DNS provider", created="2026-05-01T00:00:00Z",
+                     claim="The company DNS is hosted on Cloudflare")
+    dns_before = dns.read_bytes()
+    _session(vault, "s-before", "2026-04-20T09:00:00Z",
+             "The nightly backup runs on db-replica-2 at 01:00 already.")  # older: no signal
+    _session(vault, "s-ok", "2026-05-10T09:00:00Z",
+             "Checked again: the nightly backup runs on db-replica-2 at 01:00, all good.",
+             "我确认了，订单服务的数据库连接池上限是 25，没变。")
+    _session(vault, "s-moved", "2026-05-20T09:00:00Z",
+             "Heads up, the nightly backup runs on db-replica-3 at 01:00 since Monday.")
+    commit_all(vault)
+    monkeypatch.setenv("ALAYA_NOW", "2026-05-21T00:00:00Z")
+    phase = alaya(vault, "introspect", "--phase", "conflicts")["phases"][0]
+    assert phase["numbers"]["confirmed_by_sessions"] == 2
+    assert phase["numbers"]["contradicted_by_sessions"] == 1
+    pool = (vault / "cards" / "pool.md").read_text()
+    assert "confidence: 1.0" in pool and "[[s-ok#^t2]]" in pool  # 0.9 + 0.15, capped
+    backup = (vault / "cards" / "backup.md").read_text()
+    assert "status: contested" in backup and "[[s-ok#^t1]]" in backup
+    assert dns.read_bytes() == dns_before  # no later session speaks of it: untouched
+    report = (vault / "reports" / "contradictions.md").read_text()
+    assert "[[s-moved#^t1]]" in report and "db-replica-2 vs db-replica-3" in report
+    again = alaya(vault, "introspect", "--phase", "conflicts")["phases"][0]
+    assert again["numbers"]["confirmed_by_sessions"] == 0  # already recorded as evidence
