@@ -423,3 +423,67 @@ def test_gap_triage_tells_recall_failure_synonym_mismatch_and_fragments_apart(
     assert "autovacuum" in c and "card-vacuum" in c  # C: the card exists, recall missed it
     d = lines.split("### D")[1]
     assert "certbot" in d and "card-cert-a" in d and "card-cert-b" in d  # D: split over two
+
+
+def test_cards_recalled_together_get_a_derived_co_occurs_edge_that_expansion_follows(
+        vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pickle
+
+    write_card(vault, "lag", "Replica lag alarm", created="2026-05-01T00:00:00Z",
+               claim="The replica lag alarm fires after thirty seconds")
+    write_card(vault, "wal", "WAL disk usage", created="2026-05-01T00:00:00Z",
+               claim="WAL files pile up when archiving stalls")
+    write_card(vault, "noise", "Office plants", created="2026-05-01T00:00:00Z",
+               claim="The plants are watered on Mondays")
+    commit_all(vault)
+    before = {p.name: p.read_bytes() for p in (vault / "cards").glob("*.md")}
+    pair = [{"id": "card-lag", "score": 1.0, "relevance": 0.9},
+            {"id": "card-wal", "score": 0.8, "relevance": 0.85}]
+    _events(vault, [{"ts": "2026-05-02T10:00:00Z", "query": q, "hits": pair}
+                    for q in ("replica lag", "why is the replica behind", "wal disk full")])
+    alaya(vault, "compile")
+    build = A.current_build(vault / ".alaya")
+    assert build is not None
+    with build.path(A.GRAPH).open("rb") as fh:
+        graph = pickle.load(fh)
+    edges = [(u, v, d["weight"]) for u, v, d in graph.edges(data=True) if d["type"] == "CO_OCCURS"]
+    assert sorted(edges) == [("card-lag", "card-wal", 1.0), ("card-wal", "card-lag", 1.0)]
+    assert {p.name: p.read_bytes() for p in (vault / "cards").glob("*.md")} == before
+    # expansion follows it: from the lag card along CO_OCCURS, the WAL card
+    nav = alaya(vault, "recall", "--from-nodes", "card-lag", "--rel", "CO_OCCURS")
+    assert [n["id"] for n in nav["nodes"]] == ["card-wal"]
+    assert nav["nodes"][0]["matched_rel"] == "CO_OCCURS"
+    # two queries only: no edge (the threshold is three)
+    (vault / ".alaya" / "telemetry").rename(vault / ".alaya" / "telemetry-old")
+    _events(vault, [{"ts": "2026-05-02T10:00:00Z", "query": q, "hits": pair}
+                    for q in ("replica lag", "wal disk full")])
+    alaya(vault, "compile")
+    build = A.current_build(vault / ".alaya")
+    assert build is not None
+    with build.path(A.GRAPH).open("rb") as fh:
+        graph = pickle.load(fh)
+    assert not [1 for *_, d in graph.edges(data=True) if d["type"] == "CO_OCCURS"]
+
+
+def test_a_volatile_memory_cools_twice_as_fast(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, extra in (("steady", ""), ("volatile", "volatile: true\n")):
+        write_card(vault, name, f"Port of the {name} service", created="2026-05-01T00:00:00Z",
+                   claim=f"The {name} service listens on 8080", extra=extra)
+    commit_all(vault)
+    hits = [{"id": "card-steady", "score": 1.0, "relevance": 0.9},
+            {"id": "card-volatile", "score": 1.0, "relevance": 0.9}]
+    monkeypatch.setenv("ALAYA_NOW", "2026-05-01T00:00:00Z")
+    alaya(vault, "compile")  # the day they entered the vault
+    _events(vault, [{"ts": "2026-05-02T10:00:00Z", "query": "service port", "hits": hits}] * 10)
+    monkeypatch.setenv("ALAYA_NOW", "2026-05-31T00:00:00Z")
+    alaya(vault, "compile")
+    build = A.current_build(vault / ".alaya")
+    assert build is not None
+    temps = {p["id"]: p["temperature"] for p in build.digest()["pages"]}
+    import math
+
+    days = 30  # since it entered the vault
+    steady = 0.9 * 10 / 20 * math.exp(-days / 30)
+    assert temps["card-steady"] == pytest.approx(steady, abs=0.002)
+    assert temps["card-volatile"] == pytest.approx(0.9 * 10 / 20 * math.exp(-2 * days / 30),
+                                                   abs=0.002)
