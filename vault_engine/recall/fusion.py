@@ -110,6 +110,8 @@ def score_notes(index: RecallIndex, fused: dict[int, float], query: RecallQuery,
         if dates:
             score += settings.date_weight * date_match(index.row(units[0][0]).get("when"),
                                                        dates)
+        if index.node_quality is not None:
+            score *= float(index.node_quality[node])  # poor feedback: × 0.5 (seed 003 §3.2.1)
         hits[node] = Hit(node=node, score=score, units=units[:3],
                          cosine=cos.get(units[0][0]))
     return hits

@@ -9,7 +9,7 @@ from typing import Any
 from vault_engine.store.cards import now_utc
 from vault_engine.store.frontmatter import new_note_text
 from vault_engine.store.ids import new_id, safe_filename
-from vault_engine.store.links import format_link, link_to
+from vault_engine.store.links import format_link
 from vault_engine.store.vault import Vault, VaultIndex
 
 
@@ -36,9 +36,8 @@ def save_query(vault: Vault, *, kind: str, title: str, query: Mapping[str, Any],
 def node_link(index: VaultIndex | None, key: str, title: str, anchor: str | None = None) -> str:
     """A wikilink Obsidian opens for the node `key` (an id or `path:…`): the note's file name
     (or shortest unambiguous path) with its title as display text."""
-    note = index.by_key(key) if index is not None else None
-    if note is not None and index is not None:
-        return link_to(note, index.resolver, anchor=anchor)
+    if index is not None and index.by_key(key) is not None:
+        return index.link(key, anchor=anchor)
     target = key[5:].rsplit("/", 1)[-1].removesuffix(".md") if key.startswith("path:") else key
     return format_link(target, display=title, anchor=anchor)
 

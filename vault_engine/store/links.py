@@ -29,6 +29,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from dataclasses import replace as dc_replace
 from typing import Any, Protocol
 
 from .model import WikiLink
@@ -191,6 +192,12 @@ def scan_body(body: str, first_line: int = 1) -> tuple[list[WikiLink], list[tupl
     links: list[WikiLink] = []
     typed: list[tuple[str, WikiLink]] = []
     original = body.split("\n")
+    managed: set[int] = set()  # 0-based lines inside managed blocks
+    if "<!-- alaya:" in body:
+        from .blocks import block_spans
+
+        for first, last in block_spans(body):
+            managed.update(range(first - 1, last))
     for i, line in enumerate(masked.split("\n")):
         has_wiki, has_md = "[[" in line, "](" in line
         if not has_wiki and not has_md:
@@ -210,6 +217,8 @@ def scan_body(body: str, first_line: int = 1) -> tuple[list[WikiLink], list[tupl
         for lm in WIKILINK_RE.finditer(line) if has_wiki else ():
             rel = next((t for s, e, t in fields if s <= lm.start() < e), None)
             link = parse_link(text[lm.start():lm.end()], line=lineno, field=rel)
+            if i in managed:
+                link = dc_replace(link, managed=True)
             spans.append(lm.span())
             found.append((lm.start(), link))
             if rel is not None:
@@ -220,6 +229,8 @@ def scan_body(body: str, first_line: int = 1) -> tuple[list[WikiLink], list[tupl
             md = parse_markdown_link(text[mm.start():mm.end()], text[mm.start("text"):mm.end("text")],
                                      text[mm.start("dest"):mm.end("dest")],
                                      embed=bool(mm.group("embed")), line=lineno)
+            if md is not None and i in managed:
+                md = dc_replace(md, managed=True)
             if md is not None:
                 found.append((mm.start(), md))
         found.sort(key=lambda t: t[0])
@@ -446,8 +457,9 @@ class LinkResolver:
         return res
 
     def resolve_link(self, link: WikiLink, source: str) -> Resolution:
-        """`resolve` for a parsed link: frontmatter links accept alaya's extras."""
-        return self.resolve(link.target, source, extras=link.frontmatter)
+        """`resolve` for a parsed link: links alaya keeps (frontmatter, managed blocks) also
+        accept alaya's extras — what older alaya versions wrote there keeps working."""
+        return self.resolve(link.target, source, extras=link.frontmatter or link.managed)
 
     def _extras(self, target: str) -> Resolution | None:
         key = normalize_name(target.removesuffix(".md") if target.lower().endswith(".md")

@@ -51,6 +51,7 @@ class WikiLink:
     field: str | None = None  # inline-field or frontmatter key the link sits under
     kind: str = "wiki"  # "wiki" ([[…]]) | "markdown" ([text](Note.md))
     frontmatter: bool = False  # in a frontmatter value (alaya's extras resolve there)
+    managed: bool = False  # inside a managed block alaya owns (extras resolve there too)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,8 +22,10 @@ from .vault import Transaction, Vault
 class Proposal:
     """One change to one person's note.
 
-    `action`: `add-relation` (append `item` to the note's `relations:`), `archive` (move it
-    to archive/ with `reason`), or `merge` (archive it with `merged_into` pointing at `into`).
+    `action`: `add-relation` (append `item` to the note's `relations:`), `claim-status` (set
+    claim `item["claim"]`'s `status`, and the item's other keys), `archive` (move it to
+    archive/ with `reason`), `merge` (archive it with `merged_into` pointing at `into`), or
+    `report` (said in the report only; nothing to apply).
     """
 
     path: str
@@ -56,8 +58,9 @@ def apply_proposals(vault: Vault, proposals: Sequence[Proposal], message: str,
         todo = []
         for p in proposals:
             note = index.by_path(p.path)
-            if note is None:
-                continue  # not on this branch (untracked there), or already archived
+            if note is None or p.action == "report":
+                continue  # not on this branch (untracked there), already archived, or
+                # nothing to apply
             if p.action == "add-relation":
                 raw = note.meta.get("relations")
                 if any(_same_relation(r, p.item) for r in (raw if isinstance(raw, list) else [])):
@@ -75,11 +78,34 @@ def apply_proposals(vault: Vault, proposals: Sequence[Proposal], message: str,
                         doc.frontmatter.append_item("relations", item)
 
                     tx.update(p.path, edit)
+                elif p.action == "claim-status":
+                    tx.update(p.path, _claim_edit(dict(p.item)))
                 elif p.action in ("archive", "merge"):
                     into = index.by_path(p.into) if p.into else None
                     archive_note(tx, vault, note, p.reason, when, merged_into=into,
                                  resolver=index.resolver)
         return _sha(tx)
+
+
+def _claim_edit(item: dict[str, Any]) -> Any:
+    from .frontmatter import FlowMap, NoteText
+
+    claim_id = str(item.pop("claim"))
+
+    def edit(doc: NoteText) -> None:
+        claims = [dict(c) for c in doc.frontmatter.data.get("claims") or [] if isinstance(c, dict)]
+        for c in claims:
+            if str(c.get("id")) == claim_id:
+                c.update(item)
+        out = []
+        for c in claims:
+            c = dict(c)
+            if isinstance(c.get("evidence"), list):
+                c["evidence"] = [FlowMap(e) if isinstance(e, dict) else e for e in c["evidence"]]
+            out.append(c)
+        doc.frontmatter.set("claims", out)
+
+    return edit
 
 
 def _sha(tx: Transaction) -> str | None:

@@ -98,6 +98,17 @@ class VaultIndex:
         found = self.by_id(key)
         return found[0] if len(found) == 1 else None
 
+    def link(self, ref: Note | str, anchor: str | None = None) -> str:
+        """The wikilink alaya writes to a note or node key (`card-…`, `path:…`): its file
+        name (or shortest unambiguous path) with `|title` — one Obsidian opens. An unknown
+        key is shown as code, never as a dead link."""
+        from .links import link_to
+
+        note = ref if not isinstance(ref, str) else self.by_key(ref)
+        if note is None:
+            return f"`{ref}`"
+        return link_to(note, self.resolver, anchor=anchor)
+
     def find(self, ref: str) -> Note:
         """A note by id, `path:` key, path, file name, title or alias — exactly one, or a
         clear error."""
