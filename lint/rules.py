@@ -19,7 +19,7 @@ from vault_engine.care.detection import claim_conflicts, near_duplicates
 from vault_engine.primitives import now as clock
 from vault_engine.store import blocks
 from vault_engine.store.authorship import Authorship
-from vault_engine.store.links import has_block, has_heading, link_to
+from vault_engine.store.links import format_link, has_block, has_heading, link_target_for, link_to
 from vault_engine.store.model import CARD_TYPES, CLAIM_STATUSES, CORE_RELATIONS, Card, Entity, Note, Session
 from vault_engine.store.relations import FAMILIES, GENERIC, classify
 from vault_engine.store.vault import Vault, VaultIndex
@@ -166,7 +166,8 @@ def _duplicate_id(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
 @rule("missing-title", "error", "a card or entity without a `title`")
 def _missing_title(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
     for n in ctx.live:
-        if n.kind in ("card", "entity") and not str(n.meta.get("title") or "").strip():
+        if n.kind in ("card", "entity") and not str(n.meta.get("title") or "").strip() \
+                and not ctx.persons(n):  # a person's note is titled by its file name
             yield emit("missing-title", n.path, 1, f"{n.kind} has no `title`",
                        "add `title: …` to the frontmatter")
 
@@ -268,8 +269,8 @@ def _unresolved(ctx: LintContext, emit: Emit, n: Note, link: Any, res: Any) -> I
                    "link by file name or path: "
                    + link_to(res.candidates[0], ctx.index.resolver))
     elif res.hint is not None:
-        fix = link_to(res.hint, ctx.index.resolver)
-        fix = fix[:-2].split("|")[0] + f"|{link.display or link.target}]]"
+        fix = format_link(link_target_for(res.hint, ctx.index.resolver),
+                          display=link.display or link.target)
         yield emit("alaya-only-link", n.path, link.line,
                    f"{link.raw}: Obsidian won't resolve this (it is the {res.hint_kind} of "
                    f"{res.hint.path})", f"write {fix}")
@@ -304,7 +305,7 @@ def _unknown_relation(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
     known = set(CORE_RELATIONS) | GENERIC | {x for f, b in FAMILIES.values() for x in f | b}
     for n in ctx.live:
         for r in n.relations:
-            if r.origin == "body" or r.type in known:
+            if r.origin in ("body", "embed") or r.type in known:
                 continue
             yield emit("unknown-relation", n.path, r.line or r.link.line,
                        f"relation type {r.type!r} is not a known type",

@@ -93,9 +93,14 @@ def test_distill_is_idempotent_and_updates_instead_of_duplicating(ingested: Path
                                                                   tmp_path: Path) -> None:
     assert run(ingested, "distill").exit_code == 0
     first = {c.title for c in cards(ingested)}
+    import git
+
+    head = git.Repo(ingested).head.commit.hexsha
     again = run(ingested, "distill", "--all", "--json")
     created = [c for o in json.loads(again.output)["sessions"] for c in o["created"]]
     assert created == [] and {c.title for c in cards(ingested)} == first
+    # nothing learnt, nothing committed: not even the sessions' distilled marks (issue 14)
+    assert git.Repo(ingested).head.commit.hexsha == head
     # a new session repeating a known preference adds evidence to the existing card
     repeat = {"id": "session-20260410-080000", "timestamp": 1775808000000, "turns": [
         {"role": "user", "name": "Alice",

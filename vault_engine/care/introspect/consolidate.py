@@ -363,7 +363,7 @@ def relation_suggestions(notes: Sequence[Note], promote_at: int = 100) -> list[s
     counts: dict[str, int] = {}
     for n in notes:
         for rel in n.relations:
-            if rel.origin != "body":
+            if rel.origin not in ("body", "embed"):
                 counts[rel.type] = counts.get(rel.type, 0) + 1
     custom = {t: c for t, c in counts.items() if t not in known}
     out = []

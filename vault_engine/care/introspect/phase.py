@@ -100,6 +100,13 @@ def _already_reported(ctx: Context, current: PhaseResult) -> bool:
     return False
 
 
+def _says_nothing(result: PhaseResult) -> bool:
+    """No finding to report: no proposal, no list item or warning (only numbers, a
+    histogram or a score table, which the next run recomputes anyway)."""
+    return not result.proposals and not any(
+        line.lstrip().startswith(("- ", "⚠")) for line in result.lines)
+
+
 def commit_phase(ctx: Context, result: PhaseResult, results: Sequence[PhaseResult],
                   work: Callable[[Transaction], None] | None, message: str) -> None:
     """Run the phase's writes and its report section in one commit. A phase whose writes
@@ -107,15 +114,14 @@ def commit_phase(ctx: Context, result: PhaseResult, results: Sequence[PhaseResul
     nothing and makes no commit."""
     if ctx.dry_run:
         return
-    nothing = not result.lines and not result.proposals and not any(result.numbers.values())
-    if work is None and (nothing or _already_reported(ctx, result)):
-        return  # nothing changed, nothing new to report: no write, no commit
+    if work is None and (_says_nothing(result) or _already_reported(ctx, result)):
+        return  # nothing changed, nothing found to report: no write, no commit
     with ctx.vault.transaction(f"introspect: {result.name} — {message}", commit=ctx.commit) as tx:
         if work is not None:
             work(tx)
         changed = tx.changed()
         rel = ctx.report_path
-        if changed or not (nothing or _already_reported(ctx, result)):
+        if changed or not (_says_nothing(result) or _already_reported(ctx, result)):
             text = _report_text(ctx, results, result)
             if (ctx.vault.root / rel).exists():
                 tx.write(rel, text, ctx.vault.current_checksum(rel))

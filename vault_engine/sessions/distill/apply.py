@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from vault_engine.store.authorship import Authorship
 from vault_engine.store.cards import ClaimSpec, NewCard, card_file, now_utc
 from vault_engine.store.frontmatter import FlowMap, NoteText
 from vault_engine.store.ids import new_id, safe_filename
@@ -156,6 +157,19 @@ def _entity_file(index: VaultIndex, name: str, etype: str, aliases: Sequence[str
     return rel, new_note_text(values, "")
 
 
+class _Owners:
+    """Whose each card is, read from git only when a draft matches an existing card."""
+
+    def __init__(self, vault: Vault, index: Any) -> None:
+        self.vault, self.index = vault, index
+        self._owners: Authorship | None = None
+
+    def is_persons(self, rel: str) -> bool:
+        if self._owners is None:
+            self._owners = Authorship.load(self.vault, self.index.notes)
+        return self._owners.is_persons(rel)
+
+
 def apply_result(vault: Vault, session: Session, result: DistillResult, *,
                  commit: bool = True) -> tuple[Applied, Transaction | None]:
     """Write `result` for `session` in one transaction (caller holds no lock)."""
@@ -168,6 +182,7 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
         title_to_target: dict[str, str] = {}
         taken_ids: set[str] = set()
         taken_names: set[str] = set()
+        owners = _Owners(vault, index)
         # entities first: cards link to them
         entity_targets: dict[str, str] = {}
         entity_files: list[tuple[str, str]] = []
@@ -189,6 +204,8 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
             applied.entities.append(ed.name)
         for draft in result.cards:
             score, near = closest_card(index, draft)
+            if near is not None and score >= CARD_MATCH and owners.is_persons(near.path):
+                score = min(score, SIMILAR_MATCH)  # a person's card is linked, never updated
             if near is not None and score >= CARD_MATCH:
                 plan_update.append((draft, near))
                 title_to_target[draft.title.casefold()] = link_target_for(near, index.resolver)
@@ -267,7 +284,10 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
                     applied.card_paths.append(card.path)
                 else:
                     applied.discarded.append(f"[{card.type}] {card.title}")
-            tx.update(session.path, lambda doc: _mark_distilled(doc, result.distiller))
+            if not is_distilled(session) or applied.created or applied.updated or entity_files:
+                # a re-distil (--all) that learnt nothing leaves the mark alone: no commit
+                # that only touches markers
+                tx.update(session.path, lambda doc: _mark_distilled(doc, result.distiller))
             message_parts.append(applied.message(result.distiller))
             tx.message = "\n".join(message_parts)
     return applied, tx
