@@ -88,7 +88,7 @@ def apply_proposals(vault: Vault, proposals: Sequence[Proposal], message: str,
 
 
 def _claim_edit(item: dict[str, Any]) -> Any:
-    from .frontmatter import FlowMap, NoteText
+    from .frontmatter import NoteText, flow_claims
 
     claim_id = str(item.pop("claim"))
 
@@ -97,13 +97,7 @@ def _claim_edit(item: dict[str, Any]) -> Any:
         for c in claims:
             if str(c.get("id")) == claim_id:
                 c.update(item)
-        out = []
-        for c in claims:
-            c = dict(c)
-            if isinstance(c.get("evidence"), list):
-                c["evidence"] = [FlowMap(e) if isinstance(e, dict) else e for e in c["evidence"]]
-            out.append(c)
-        doc.frontmatter.set("claims", out)
+        doc.frontmatter.set("claims", flow_claims(claims))
 
     return edit
 

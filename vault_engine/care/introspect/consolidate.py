@@ -222,18 +222,18 @@ def _route(r: PhaseResult, index: VaultIndex, owners: Authorship,
             keep_similar.append((a, b, sim) if mine(a) else (b, a, sim))
         else:
             propose(a, "SIMILAR_TO", b, round(sim, 2), "introspect: most of their words are shared")
-    keep_mentions = []
-    for card, entity, name in mentions:
-        if mine(card):
-            keep_mentions.append((card, entity, name))
-        else:
-            propose(card, "REFERENCES", entity, 0.6, f"introspect: mentions {name}")
-    keep_causes = []
-    for effect, cause, phrase in causes:
-        if mine(effect):
-            keep_causes.append((effect, cause, phrase))
-        else:
-            propose(effect, "CAUSED_BY", cause, 0.7, f"introspect: across sessions, “{phrase}”")
+    def split(found: list[Any], rel: str, weight: float, why: str) -> list[Any]:
+        """Keep what lands on a note alaya owns (the first of each tuple); propose the rest."""
+        keep = []
+        for holder, target, detail in found:
+            if mine(holder):
+                keep.append((holder, target, detail))
+            else:
+                propose(holder, rel, target, weight, why.format(detail))
+        return keep
+
+    keep_mentions = split(mentions, "REFERENCES", 0.6, "introspect: mentions {}")
+    keep_causes = split(causes, "CAUSED_BY", 0.7, "introspect: across sessions, “{}”")
     return keep_similar, keep_mentions, keep_causes
 
 

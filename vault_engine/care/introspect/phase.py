@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vault_engine.store.authorship import Authorship
-from vault_engine.store.frontmatter import FlowMap, NoteText
+from vault_engine.store.frontmatter import NoteText, flow_claims
 from vault_engine.store.proposals import Proposal
 from vault_engine.store.vault import Transaction, Vault, VaultIndex
 from vault_engine.telemetry import NoteStats
@@ -46,13 +46,7 @@ class Context:
 
 def flow(claims: Sequence[Any]) -> list[Any]:
     """Claims as the house style renders them: evidence items one line each."""
-    out = []
-    for c in claims:
-        c = dict(c)
-        if isinstance(c.get("evidence"), list):
-            c["evidence"] = [FlowMap(e) if isinstance(e, dict) else e for e in c["evidence"]]
-        out.append(c)
-    return out
+    return flow_claims(claims)
 
 
 def appender(key: str, item: Any) -> Callable[[NoteText], None]:
