@@ -239,3 +239,24 @@ def test_import_keeps_a_users_id_type_and_created_byte_for_byte(vault_path: Path
     assert "科幻/硬科幻" in doc["tags"] and "阅读" in doc["tags"]  # inline tags are tags
     v = Vault.open(vault_path)
     assert is_persons_note(v, "cards/imported/读书/三体.md")  # committed by alaya, written by a person
+
+
+def test_staged_and_unstaged_edits_in_the_same_file_stay_the_persons(vault_path: Path) -> None:
+    alaya(vault_path, "new", "--title", "Alpha", "--type", "fact")
+    alaya(vault_path, "new", "--title", "Beta", "--type", "fact")
+    note = vault_path / "cards" / "fact" / "Alpha.md"
+    repo = git.Repo(vault_path)
+    with note.open("a", encoding="utf-8") as fh:
+        fh.write("staged by me\n")
+    repo.git.add("cards/fact/Alpha.md")
+    with note.open("a", encoding="utf-8") as fh:
+        fh.write("not staged yet\n")
+    alaya(vault_path, "link", "Alpha", "Beta", "--rel", "DEPENDS_ON")
+    committed = repo.git.show("HEAD:cards/fact/Alpha.md")
+    assert "DEPENDS_ON" in committed and "staged by me" not in committed
+    cached = repo.git.diff("--cached", "--unified=0").splitlines()
+    assert [ln for ln in cached if ln.startswith("+") and not ln.startswith("+++")] == [
+        "+staged by me"]
+    unstaged = repo.git.diff("--unified=0").splitlines()
+    assert [ln for ln in unstaged if ln.startswith("+") and not ln.startswith("+++")] == [
+        "+not staged yet"]

@@ -125,7 +125,7 @@ def commit_paths(root: Path, paths: Iterable[str], message: str,
     named in `skipped`. The commit is built in a private index, so nothing the person staged
     is swept in; its author is `identity` (alaya), its committer the user, and it carries the
     `Alaya-Command:` and `Alaya-Agent:` trailers. Returns the sha, or None when the tree is
-    unchanged.
+    unchanged. A handful of git processes per commit, whatever the number of paths.
     """
     import git
 
@@ -135,35 +135,39 @@ def commit_paths(root: Path, paths: Iterable[str], message: str,
     repo = _repo(root)
     try:
         has_head = repo.head.is_valid()
+        heads = _tree_entries(repo, "HEAD", rels) if has_head else {}
         blobs: dict[str, bytes | None] = {}
         for rel in rels:
             work = _read(root / rel)
-            head = _head_blob(repo, rel) if has_head else None
-            base = before.get(rel, head) if before is not None else head
-            if base == head or work == head:
+            head_sha = heads.get(rel)
+            base = before.get(rel) if before is not None and rel in before else None
+            base_is_head = before is None or rel not in before or \
+                (_blob_sha(base) if base is not None else None) == head_sha
+            if base_is_head or (work is not None and _blob_sha(work) == head_sha):
                 blobs[rel] = work
                 continue
-            if head is None or base is None or work is None:
+            if head_sha is None or base is None or work is None:
                 _skip(skipped, rel)  # a person's untracked file, or one they deleted
                 continue
-            merged = merge3(base, work, head)
+            merged = merge3(base, work, _cat(repo, head_sha))
             if merged is None:
                 _skip(skipped, rel)
                 continue
             blobs[rel] = merged
         if not blobs:
             return None
-        tree = _tree_with(repo, root, blobs, has_head)
+        shas = _write_blobs(repo, blobs)
+        modes = {rel: "100755" if os.access(root / rel, os.X_OK) else "100644" for rel in blobs}
+        tree = _tree_with(repo, shas, modes, has_head)
         if has_head and tree == repo.git.rev_parse("HEAD^{tree}"):
             return None
         env = commit_env(repo, identity)
-        body = with_trailers(message)
         parents = ["-p", "HEAD"] if has_head else []
         with repo.git.custom_environment(**env):
-            sha = repo.git.commit_tree(tree, *parents, "-m", body).strip()
+            sha = repo.git.commit_tree(tree, *parents, "-m", with_trailers(message)).strip()
         old = repo.git.rev_parse("HEAD") if has_head else "0" * 40
         repo.git.update_ref("-m", "alaya: " + message.splitlines()[0][:60], "HEAD", sha, old)
-        _sync_index(repo, root, blobs)
+        _sync_index(repo, heads, shas, modes)
         return sha
     except git.GitCommandError as exc:
         raise GitError(f"git commit failed: {exc.stderr.strip() or exc}",
@@ -183,15 +187,74 @@ def _read(full: Path) -> bytes | None:
         return None
 
 
-def _head_blob(repo: git.Repo, rel: str) -> bytes | None:
-    import git
+def _blob_sha(data: bytes) -> str:
+    """git's object id of a blob, computed here (no process)."""
+    import hashlib
 
-    try:
-        data = repo.git.execute(["git", "cat-file", "blob", f"HEAD:{rel}"],
-                                stdout_as_string=False, strip_newline_in_stdout=False)
-    except git.GitCommandError:
-        return None
-    return bytes(data)
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
+
+
+def _git_bytes(repo: git.Repo, *args: str, data: bytes | None = None) -> bytes:
+    import subprocess
+
+    proc = subprocess.run(["git", "-c", "core.quotepath=false", *args], input=data,
+                          cwd=repo.working_tree_dir, capture_output=True, env=_env_of(repo))
+    if proc.returncode != 0:
+        import git
+
+        raise git.GitCommandError(["git", *args], proc.returncode, proc.stderr)
+    return proc.stdout
+
+
+def _env_of(repo: git.Repo) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(getattr(repo.git, "_environment", {}) or {})
+    return env
+
+
+def _tree_entries(repo: git.Repo, rev: str, rels: Sequence[str]) -> dict[str, str]:
+    """path → blob sha in `rev` (one `git ls-tree`)."""
+    out: dict[str, str] = {}
+    raw = _git_bytes(repo, "ls-tree", "-z", "--full-tree", rev, "--", *rels)
+    for entry in raw.decode("utf-8", "surrogateescape").split("\x00"):
+        if "\t" in entry:
+            meta, path = entry.split("\t", 1)
+            parts = meta.split()
+            if len(parts) >= 3 and parts[1] == "blob":
+                out[path] = parts[2]
+    return out
+
+
+def _cat(repo: git.Repo, sha: str) -> bytes:
+    return _git_bytes(repo, "cat-file", "blob", sha)
+
+
+def _write_blobs(repo: git.Repo, blobs: Mapping[str, bytes | None]) -> dict[str, str | None]:
+    """Store every blob (one `git hash-object -w --stdin-paths` over temp files)."""
+    import tempfile
+
+    shas: dict[str, str | None] = {rel: None for rel, data in blobs.items() if data is None}
+    todo = [(rel, data) for rel, data in blobs.items() if data is not None]
+    if not todo:
+        return shas
+    with tempfile.TemporaryDirectory(prefix="alaya-blobs-") as tmp:
+        files = []
+        for i, (_rel, data) in enumerate(todo):
+            path = Path(tmp) / str(i)
+            path.write_bytes(data)  # type: ignore[arg-type]
+            files.append(str(path))
+        out = _git_bytes(repo, "hash-object", "-w", "--no-filters", "--stdin-paths",
+                         data="\n".join(files).encode() + b"\n").decode().split()
+    for (rel, _data), sha in zip(todo, out, strict=True):
+        shas[rel] = sha
+    return shas
+
+
+def _index_info(shas: Mapping[str, str | None], modes: Mapping[str, str]) -> bytes:
+    rows = []
+    for rel, sha in shas.items():
+        rows.append(f"0 {'0' * 40}\t{rel}" if sha is None else f"{modes[rel]} {sha}\t{rel}")
+    return ("\x00".join(rows) + "\x00").encode("utf-8", "surrogateescape")
 
 
 def merge3(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
@@ -209,9 +272,9 @@ def merge3(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
-def _tree_with(repo: git.Repo, root: Path, blobs: Mapping[str, bytes | None],
+def _tree_with(repo: git.Repo, shas: Mapping[str, str | None], modes: Mapping[str, str],
                has_head: bool) -> str:
-    """HEAD's tree with `blobs` put in (None: removed), built in a throwaway index."""
+    """HEAD's tree with `shas` put in (None: removed), built in a throwaway index."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="alaya-index-") as tmp:
@@ -219,71 +282,41 @@ def _tree_with(repo: git.Repo, root: Path, blobs: Mapping[str, bytes | None],
         with repo.git.custom_environment(**env):
             if has_head:
                 repo.git.read_tree("HEAD")
-            for rel, data in blobs.items():
-                if data is None:
-                    repo.git.update_index("--force-remove", "--", rel)
-                    continue
-                sha = _hash_blob(repo, data)
-                mode = "100755" if os.access(root / rel, os.X_OK) else "100644"
-                repo.git.update_index("--add", "--cacheinfo", f"{mode},{sha},{rel}")
+            _git_bytes(repo, "update-index", "-z", "--index-info", data=_index_info(shas, modes))
             return str(repo.git.write_tree()).strip()
 
 
-def _hash_blob(repo: git.Repo, data: bytes) -> str:
-    import subprocess
-
-    proc = subprocess.run(["git", "hash-object", "-w", "--stdin"], input=data,
-                          cwd=repo.working_tree_dir, capture_output=True, check=True)
-    return proc.stdout.decode().strip()
-
-
-def _sync_index(repo: git.Repo, root: Path, blobs: Mapping[str, bytes | None]) -> None:
+def _sync_index(repo: git.Repo, old_head: Mapping[str, str], shas: Mapping[str, str | None],
+                modes: Mapping[str, str]) -> None:
     """Bring the user's index up to the new commit for the paths alaya committed.
 
     An entry that was unstaged (equal to the old HEAD) becomes the committed blob; one the
     person had staged keeps their staged change, with alaya's hunk merged in when that is
-    clean. Their working files are never touched.
+    clean (else it is left as they staged it). Their working files are never touched.
     """
-    import git
+    staged: dict[str, str] = {}
+    raw = _git_bytes(repo, "ls-files", "-s", "-z", "--", *shas)
+    for entry in raw.decode("utf-8", "surrogateescape").split("\x00"):
+        if "\t" in entry:
+            meta, path = entry.split("\t", 1)
+            staged[path] = meta.split()[1]
+    update: dict[str, str | None] = {}
+    for rel, sha in shas.items():
+        mine, head = staged.get(rel), old_head.get(rel)
+        if mine == head or mine is None:
+            update[rel] = sha  # not staged by the person: the index follows the commit
+        elif sha is not None and head is not None:
+            merged = merge3(_cat(repo, head), _cat(repo, sha), _cat(repo, mine))
+            if merged is not None:
+                update[rel] = _write_blobs(repo, {rel: merged})[rel]
+    if update:
+        import contextlib
 
-    for rel, data in blobs.items():
-        staged = _index_blob(repo, rel)
-        old_head = _blob_at(repo, "HEAD~1", rel) if repo.head.commit.parents else None
-        if data is None:
-            if staged is not None and staged == old_head:
-                repo.git.update_index("--force-remove", "--", rel)
-            continue
-        target = data
-        if staged is not None and staged != old_head and old_head is not None:
-            merged = merge3(old_head, data, staged)
-            if merged is None:
-                continue
-            target = merged
-        sha = _hash_blob(repo, target)
-        mode = "100755" if os.access(root / rel, os.X_OK) else "100644"
-        try:
-            repo.git.update_index("--add", "--cacheinfo", f"{mode},{sha},{rel}")
-        except git.GitCommandError:
-            continue
+        import git
 
-
-def _index_blob(repo: git.Repo, rel: str) -> bytes | None:
-    line = repo.git.ls_files("-s", "--", rel).strip()
-    if not line:
-        return None
-    sha = line.split()[1]
-    return bytes(repo.git.execute(["git", "cat-file", "blob", sha], stdout_as_string=False,
-                                  strip_newline_in_stdout=False))
-
-
-def _blob_at(repo: git.Repo, rev: str, rel: str) -> bytes | None:
-    import git
-
-    try:
-        return bytes(repo.git.execute(["git", "cat-file", "blob", f"{rev}:{rel}"],
-                                      stdout_as_string=False, strip_newline_in_stdout=False))
-    except git.GitCommandError:
-        return None
+        with contextlib.suppress(git.GitCommandError):  # a locked index: git status shows it
+            _git_bytes(repo, "update-index", "-z", "--index-info",
+                       data=_index_info(update, modes))
 
 
 def log(root: Path, max_count: int = 20, paths: Sequence[str] = ()) -> list[dict[str, str]]:
