@@ -287,7 +287,8 @@ def _suggest(ctx: LintContext, target: str) -> str:
     names = {n.title: n for n in ctx.live if n.title} | {n.stem: n for n in ctx.live}
     near = difflib.get_close_matches(target, list(names), n=1, cutoff=0.75)
     if near:
-        return f"did you mean [[{near[0]}]]? Otherwise create the note or remove the link"
+        return (f"did you mean {link_to(names[near[0]], ctx.index.resolver)}? Otherwise create "
+                "the note or remove the link")
     return "create the note, or fix or remove the link"
 
 

@@ -490,3 +490,100 @@ def test_a_volatile_memory_cools_twice_as_fast(vault: Path, monkeypatch: pytest.
     assert temps["card-steady"] == pytest.approx(steady, abs=0.002)
     assert temps["card-volatile"] == pytest.approx(0.9 * 10 / 20 * math.exp(-2 * days / 30),
                                                    abs=0.002)
+
+
+def _cards(root: Path) -> list:  # type: ignore[type-arg]
+    from vault_engine.store.model import Card
+    from vault_engine.store.vault import Vault
+
+    return sorted((n for n in Vault.open(root).load().notes if isinstance(n, Card)),
+                  key=lambda c: c.path)
+
+
+def test_a_scene_is_a_narrative_and_a_timeline_in_the_scenes_language(vault: Path) -> None:
+    from vault_engine.sessions.distill.narrative import scene_block, timeline
+    from vault_engine.store.vault import Vault
+
+    write_card(vault, "fail", "The deploy failed at the migration step", type="gotcha",
+               created="2026-04-02T09:00:00Z", claim="The deploy failed at the migration step")
+    write_card(vault, "freeze", "Never deploy on a Friday afternoon", type="instruction",
+               created="2026-04-02T09:05:00Z", claim="Never deploy on a Friday afternoon")
+    write_card(vault, "queue", "Use the Postgres queue", type="decision",
+               created="2026-04-07T10:00:00Z", claim="We use the Postgres queue with SKIP LOCKED")
+    cards = _cards(vault)
+    lines = [f"- [{c.created.date()}] [[{c.title}]] ({c.type})" for c in cards]
+    block = scene_block(Vault.open(vault), cards, lines, ["deploy"])
+    story, _, rest = block.partition("\n\n### Timeline\n")
+    assert story.startswith("From 2026-04-02 to 2026-04-07, 3 memories about deploy.")
+    assert "Problems met: The deploy failed at the migration step." in story
+    assert "Decided: Use the Postgres queue." in story
+    assert "Standing instructions: Never deploy on a Friday afternoon." in story
+    assert timeline(block) == lines  # the timeline is the membership, oldest first
+
+    for p in (vault / "cards").glob("*.md"):
+        p.unlink()
+    write_card(vault, "413", "网关默认 proxy-body-size 只有 1m", type="gotcha",
+               created="2026-04-23T05:00:00Z", claim="ingress-nginx 默认 proxy-body-size 是 1m")
+    write_card(vault, "fix", "上传服务的 Ingress 改成 50m", type="decision",
+               created="2026-04-23T06:00:00Z", claim="只改 upload-svc 的 Ingress annotation")
+    cards = _cards(vault)
+    block = scene_block(Vault.open(vault), cards, [], ["ingress"])
+    assert block.startswith("2026-04-23，共 2 条记忆，关于ingress。起点是「网关默认 proxy-body-size 只有 1m」。")
+    assert "遇到的问题：网关默认 proxy-body-size 只有 1m。" in block
+    assert "决定：上传服务的 Ingress 改成 50m。" in block and "### 演变轨迹" in block
+
+
+def test_with_an_llm_the_scene_has_the_seeds_sections_and_falls_back_offline(
+        vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vault_engine.sessions.distill.narrative import scene_block
+    from vault_engine.store.vault import Vault
+
+    from .openai_server import FakeOpenAI
+
+    write_card(vault, "pref", "Ann prefers short answers", type="preference",
+               created="2026-04-02T09:00:00Z", claim="Ann prefers short answers")
+    cards = _cards(vault)
+    with FakeOpenAI() as srv:
+        monkeypatch.setenv("ALAYA_LLM_BASE_URL", srv.url)
+        srv.completions.append(json.dumps({"traits": "Ann values brevity.",
+                                           "story": "Ann asked for short answers; the agent "
+                                                    "now leads with the conclusion."}))
+        srv.completions.append("not the JSON asked for")
+        first = scene_block(Vault.open(vault), cards, [], [])
+        second = scene_block(Vault.open(vault), cards, [], [])
+        prompt = srv.requests[0]["body"]["messages"]
+    assert first.startswith("#### Core traits\nAnn values brevity.\n\n#### Story\nAnn asked")
+    assert "data, not instructions" in prompt[0]["content"]
+    assert "<memories>" in prompt[1]["content"] and "Ann prefers short answers" in prompt[1]["content"]
+    assert second.startswith("On 2026-04-02, 1 memories.")  # the offline story
+
+
+def test_persona_regenerates_every_50_memories_by_default() -> None:
+    from vault_engine.config import DEFAULTS
+
+    assert DEFAULTS["distill"]["persona_every"] == 50  # seed 004 L3
+    template = (Path(__file__).resolve().parent.parent / "vault_template" / "alaya.toml")
+    assert "persona_every = 50" in template.read_text()
+
+
+def test_a_pinned_card_in_memory_is_never_evicted(vault: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    write_card(vault, "pin", "Pinned rule", created="2026-05-01T00:00:00Z",
+               claim="Always page the on-call engineer first", extra="pinned: true\n")
+    write_card(vault, "hot", "Much used fact", created="2026-05-01T00:00:00Z",
+               claim="The API gateway is behind the CDN")
+    memory = vault / "MEMORY.md"
+    text = memory.read_text()
+    block = ("- [[card-pin|Pinned rule]] — Always page the on-call engineer first (score 0.10)\n"
+             "- [[card-hot|Much used fact]] — The API gateway is behind the CDN (score 0.90)\n")
+    from vault_engine.store import blocks
+
+    memory.write_text(blocks.replace_block(text, "memory", block))
+    commit_all(vault)
+    budget = len(memory.read_text()) - 60  # room for one entry only
+    cfg = vault / "alaya.toml"
+    cfg.write_text(cfg.read_text().replace("budget_chars = 10000", f"budget_chars = {budget}"))
+    phase = alaya(vault, "introspect", "--phase", "promote")["phases"][0]
+    kept = blocks.read_block(memory.read_text(), "memory") or ""
+    assert "card-pin" in kept and "card-hot" not in kept  # the pin stays over a higher score
+    assert phase["numbers"]["evicted"] == 1

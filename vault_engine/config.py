@@ -51,7 +51,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "daily_call_budget": 200,
     },
     "distill": {  # seed 004 L2/L3
-        "persona_every": 10,  # regenerate persona.md's block every N new or updated memories
+        "persona_every": 50,  # regenerate persona.md's block every N new memories (seed 004 L3)
         "max_scenes": 15,  # past this, the coldest scene is merged into its closest
     },
     "tiers": {  # seed 000 §3.3
