@@ -81,6 +81,18 @@ class AlayaGroup(click.Group):
             sys.exit(exc.exit_code)
         finally:
             set_command(None)
+            _warn_uncommitted()
+
+
+def _warn_uncommitted() -> None:
+    """Say which files alaya wrote but did not commit: a person's untracked note, or one whose
+    uncommitted edits overlap alaya's (committing it would put their text under alaya's name)."""
+    from vault_engine.store import history
+
+    for rel in history.UNCOMMITTED:
+        echo(f"! {rel}: written, not committed — it holds your uncommitted work; commit it "
+             "yourself when it is ready", err=True)
+    history.UNCOMMITTED.clear()
 
 
 def _json_requested(ctx: click.Context) -> bool:

@@ -148,7 +148,7 @@ def _parse_issues(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
 @rule("missing-id", "error", "a card, entity or session without an `id`")
 def _missing_id(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
     for n in ctx.live:
-        if _linkable_kinds(n) and not n.id:
+        if _linkable_kinds(n) and not n.id and not ctx.persons(n):
             yield emit("missing-id", n.path, 1, f"{n.kind} has no `id` in its frontmatter",
                        "add `id: <unique-id>` (or run `alaya new` to create cards with one)")
 

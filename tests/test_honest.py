@@ -101,7 +101,8 @@ def test_a_person_untracked_note_is_written_but_never_committed_by_alaya(vault_p
     alaya(vault_path, "new", "--title", "Beta", "--type", "fact")
     (vault_path / "My note.md").write_text("# Mine\n\nNever committed.\n", encoding="utf-8")
     before = git.Repo(vault_path).head.commit.hexsha
-    alaya(vault_path, "link", "My note", "Beta", "--rel", "REFERENCES")
+    out = alaya(vault_path, "link", "My note", "Beta", "--rel", "REFERENCES")
+    assert "! My note.md: written, not committed" in out  # and it says so
     repo = git.Repo(vault_path)
     assert repo.head.commit.hexsha == before  # nothing of the person's committed
     assert "REFERENCES" in (vault_path / "My note.md").read_text(encoding="utf-8")
@@ -260,3 +261,34 @@ def test_staged_and_unstaged_edits_in_the_same_file_stay_the_persons(vault_path:
     unstaged = repo.git.diff("--unified=0").splitlines()
     assert [ln for ln in unstaged if ln.startswith("+") and not ln.startswith("+++")] == [
         "+not staged yet"]
+
+
+def test_init_never_fails_half_way_when_the_vault_ignores_obsidian(tmp_path: Path) -> None:
+    """The issue's failure: a .gitignore that ignores .obsidian made init stop half-way."""
+    root = tmp_path / "ignored"
+    root.mkdir()
+    (root / ".gitignore").write_bytes(b".obsidian/\n")
+    (root / "卡片").mkdir()
+    (root / "卡片" / "想法.md").write_text("# 想法\n", encoding="utf-8")
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    commit_as_person(root, "mine")
+    res = CliRunner().invoke(cli, ["init", str(root), "--json"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["commit"] and doc["commit_error"] is None
+    assert any(k.startswith(".obsidian/app.json: ignored") for k in doc["kept"])
+    assert (root / ".obsidian" / "app.json").exists()  # written for Obsidian, not committed
+    assert ".obsidian/app.json" not in git.Repo(root).git.ls_files()
+    assert "alaya.toml" in git.Repo(root).git.ls_files()
+
+
+def test_a_persons_own_cards_folder_is_not_taken_for_alaya_cards(vault_path: Path) -> None:
+    (vault_path / "cards" / "flashcards").mkdir(parents=True)
+    (vault_path / "cards" / "flashcards" / "Capital of France.md").write_text(
+        "---\ntags: [geo]\n---\nParis.\n", encoding="utf-8")
+    commit_as_person(vault_path)
+    v = Vault.open(vault_path)
+    note = v.load().by_path("cards/flashcards/Capital of France.md")
+    assert note is not None and note.kind == "note"
+    doc = json.loads(alaya(vault_path, "lint", "--format", "json"))
+    assert not [f for f in doc["findings"] if f["path"].startswith("cards/flashcards/")]

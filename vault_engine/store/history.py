@@ -175,7 +175,12 @@ def commit_paths(root: Path, paths: Iterable[str], message: str,
                            "and can be committed by hand") from None
 
 
+UNCOMMITTED: list[str] = []  # every path this process wrote but left out of its commits
+
+
 def _skip(skipped: list[str] | None, rel: str) -> None:
+    if rel not in UNCOMMITTED:
+        UNCOMMITTED.append(rel)
     if skipped is not None and rel not in skipped:
         skipped.append(rel)
 

@@ -237,6 +237,8 @@ def parse_note(rel: str, text: str, *, check: str | None = None) -> Note:
     meta = dict(fm.data)
     issues = _Collector(rel)
     kind = kind_for_path(rel)
+    if kind == "card" and not any(k in meta for k in ("id", "alaya_id", "type", "claims")):
+        kind = "note"  # a person's own note in a `cards/` folder of theirs, not an alaya card
     stem = rel.rsplit("/", 1)[-1]
     stem = stem[:-3] if stem.endswith(".md") else stem
     body_line = doc.body_line
