@@ -53,13 +53,14 @@ def choose_distiller(vault: Vault, name: str | None = None) -> tuple[Distiller, 
     """(primary, fallback): the LLM when configured (with rules as fallback), else rules."""
     settings = llm_settings(vault.config)
     wanted = name or settings.provider
+    rules = RulesDistiller(vault.config.timezone())
     if wanted in ("rules", "offline"):
-        return RulesDistiller(), None
+        return rules, None
     if wanted in ("llm", "openai"):
         from .llm import LLMDistiller
 
         budget = Budget(vault.state_dir, settings.daily_call_budget)
-        return LLMDistiller(ChatClient(settings), budget), RulesDistiller()
+        return LLMDistiller(ChatClient(settings), budget), rules
     raise AlayaError(f"unknown distiller {wanted!r}", fix="use rules or llm")
 
 
