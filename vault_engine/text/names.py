@@ -232,12 +232,14 @@ def first_person(text: str, name: str | None) -> str:
     return first_person_zh(out, name) if "我" in out else out
 
 
-def third_person_zh(text: str, names: Iterable[str]) -> str:
-    """他/她 → the one other person named before it in the sentence (我跟他换班了 → 我跟赵磊换班了
-    when 赵磊 is the only other name); left alone when there is none or more than one."""
+def third_person_zh(text: str, names: Iterable[str], context: str = "") -> str:
+    """他/她 → the one other person named before it (in `context`, the turn so far, or the
+    sentence): 我跟他换班了 → 我跟赵磊换班了 when 赵磊 is the only other name; left alone when
+    there is none or more than one."""
+    names = list(names)
     out, pos = [], 0
     for m in re.finditer(r"(?<![其])[他她](?![们人])", text):
-        before = text[:m.start()]
+        before = context + text[:m.start()]
         named = [n for n in names if n in before]
         if len(set(named)) == 1:
             out.append(text[pos:m.start()])

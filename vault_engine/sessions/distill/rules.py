@@ -98,7 +98,8 @@ class RulesDistiller:
         text = f"{unit.before} {unit.text}".strip() if unit.before else unit.text
         if unit.user and unit.own:
             text = first_person(text, unit.turn.name)
-            text = third_person_zh(text, [n for n in names if n != unit.turn.name])
+            context = unit.turn.text[:unit.sentence.start]
+            text = third_person_zh(text, [n for n in names if n != unit.turn.name], context)
         return redact(text)
 
     def _when(self, unit: Unit) -> TimeMention | None:
