@@ -5,12 +5,15 @@ session's time), and the new card a SUPERSEDES link to the old one.
 Two statements are about the same thing when they share an **anchor** and a **change** is
 visible — never on word overlap alone, so two facts that merely sound alike both stay:
 
-| case | anchor | change | example |
-|---|---|---|---|
-| a config value | the same key (`max_connections`, `maxmemory`) | another number after it | `max_connections` 200 → 300 … `max_connections = 500` |
-| a date moved | an entity or noun in common | the new date says where it moved from, and that is the old card's date | "PG 16 升级 5 月 16 日" … "push it from May 16 to May 23" |
-| an old value named | a noun in common | the new text says the old value is gone ("不是上午 10 点了", "老的漕溪北路那个作废", "no longer X", "instead of X") and the old card holds it | 交接 周一上午 10 点 → 周一下午 2 点 |
-| a slot with a new value | the same date span, or a noun in common | a change cue (新地址, 换班, 改成, moved, changed …) and other values | 快递地址 … 新地址：张杨路 1500 弄 |
+- **a config value**: the same key (`max_connections`, `maxmemory`) with another number after
+  it — `max_connections` 200 → 300 … `max_connections = 500`;
+- **a date moved**: an entity or noun in common, and the new date says where it moved from,
+  which is the old card's date — "PG 16 升级 5 月 16 日" … "push it from May 16 to May 23";
+- **an old value named as gone**: a noun in common, and the new text says the old value is
+  gone ("不是上午 10 点了", "老的漕溪北路那个作废", "no longer X", "instead of X") while the old
+  card holds it — 交接 周一上午 10 点 → 周一下午 2 点;
+- **a slot with a new value**: the same date span or a noun in common, a change cue (新地址,
+  换班, 改成, moved, changed …) next to it and other values — 快递地址 … 新地址：张杨路 1500 弄.
 
 Card types must be compatible: facts, events and decisions among themselves; a preference or
 an instruction only with its own kind. Only cards first seen in an earlier session are
@@ -135,8 +138,8 @@ def why_superseded(new_text: str, new_type: str, old: Card, when: dt.datetime | 
     if not _CHANGE_RE.search(new_text):
         return None
     differs = bool(new.values - prev.values)
-    for m in _OLD_NAMED_RE.finditer(new_text):
-        named = next(g for g in m.groups() if g).strip()
+    for gone in _OLD_NAMED_RE.finditer(new_text):
+        named = next(g for g in gone.groups() if g).strip()
         if len(named) >= 2 and re.sub(r"\s+", "", named) in re.sub(r"\s+", "", prev.text) and \
                 shared:
             return f"the old value {named!r} is gone"
