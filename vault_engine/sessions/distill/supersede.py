@@ -119,7 +119,7 @@ def _same_day(a: dt.datetime | None, b: dt.datetime | None, tz: dt.tzinfo) -> bo
 def why_superseded(new_text: str, new_type: str, old: Card, when: dt.datetime | None,
                    tz: dt.tzinfo) -> str | None:
     """Why the card `old` is superseded by a new statement (None: it is not)."""
-    if not _compatible(new_type, old.type):
+    if not _compatible(new_type, old.type or ""):
         return None
     new, prev = _facts(new_text), _facts(_card_text(old))
     for key, numbers in new.keys.items():
