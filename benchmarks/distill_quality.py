@@ -298,12 +298,13 @@ def sessions_of(nodes: list[dict]) -> list[str]:
     return ranked
 
 
-def recall_metrics(vault: Vault, questions: list[dict], embedder: Any) -> tuple[dict, dict]:
+def recall_metrics(vault: Vault, questions: list[dict], embedder: Any,
+                   mode: str = "hybrid") -> tuple[dict, dict]:
     settings = RecallSettings.from_config(vault.config)
     rows, contexts = [], {}
     for q in questions:
         gold = {e["session"] for e in q.get("evidence", [])} or set(q["expected_sessions"])
-        result = recall(vault.state_dir, RecallQuery(text=q["query"], top_k=10),
+        result = recall(vault.state_dir, RecallQuery(text=q["query"], top_k=10, mode=mode),
                         embedder=embedder, settings=settings, telemetry=False)
         ranked = sessions_of(result["nodes"])
         first = next((i for i, s in enumerate(ranked, 1) if s in gold), None)
@@ -365,7 +366,7 @@ def load(path: Path, name: str) -> list[dict]:
 
 
 def run_set(name: str, path: Path, workdir: Path, embedder: Any,
-            no_recall: bool = False) -> dict[str, Any]:
+            no_recall: bool = False, mode: str = "hybrid") -> dict[str, Any]:
     files = sorted((path / "sessions").glob("*.json"))
     inputs = [(f.name, f.read_bytes()) for f in files]
     turn_text = {}
@@ -386,7 +387,7 @@ def run_set(name: str, path: Path, workdir: Path, embedder: Any,
     out["titles"] = junk_titles(cards, turn_text)
     contexts: dict[str, str] = {}
     if questions and not no_recall:
-        out["recall"], contexts = recall_metrics(vault, questions, embedder)
+        out["recall"], contexts = recall_metrics(vault, questions, embedder, mode)
     secrets, injections = load(path, "secrets"), load(path, "injections")
     if secrets or injections:
         out["leaks"] = leaks(vault, secrets, injections, contexts)
@@ -447,6 +448,8 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/alaya-distill-quality"))
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--brief", action="store_true", help="numbers only, no lists of misses")
+    ap.add_argument("--mode", default="hybrid", choices=["hybrid", "bm25", "vector"],
+                    help="recall mode for the questions (default hybrid)")
     ap.add_argument("--no-recall", action="store_true",
                     help="cards only: skip the compile, recall and context (fast)")
     args = ap.parse_args()
@@ -457,7 +460,8 @@ def main() -> None:
         if name == "locomo":
             results[name] = run_locomo(SETS[name], args.workdir, embedder)
         else:
-            results[name] = run_set(name, SETS[name], args.workdir, embedder, args.no_recall)
+            results[name] = run_set(name, SETS[name], args.workdir, embedder, args.no_recall,
+                                    args.mode)
     if args.brief:
         results = _brief(results)
     report(results, args.out)

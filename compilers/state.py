@@ -21,7 +21,7 @@ from .digest import Fragment, make_fragment
 from .graph import Edge, resolve_edges
 from .records import NoteRecord
 
-RECORD_CACHE_VERSION = 6
+RECORD_CACHE_VERSION = 7  # 7: Chinese BM25 words (text/tokens.py)
 
 
 @dataclass
