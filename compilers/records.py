@@ -144,7 +144,11 @@ def build_record(note: Note) -> NoteRecord:
     elif isinstance(note, Tombstone):
         extra_fields = {"merged_into": note.merged_into, "reason": note.reason}
     elif isinstance(note, Session):
-        extra_fields = {"turns": len(note.turns), "channel": note.channel, "agent": note.agent}
+        from vault_engine.text.names import name_forms
+
+        speakers = {t.name for t in note.turns if t.name}
+        extra_fields = {"turns": len(note.turns), "channel": note.channel, "agent": note.agent,
+                        "speakers": sorted({f for n in speakers for f in name_forms(n)})}
     return NoteRecord(
         path=note.path, checksum=note.checksum, key=note.id or f"path:{note.path}",
         id=note.id, kind=note.kind, title=note.title, stem=note.stem, aliases=note.aliases,

@@ -17,6 +17,8 @@ from .retrieval import (
 )
 
 SESSION_TURN_WEIGHTS = (1.0, 0.5, 0.25)  # a session scores from its best three turns
+NORM_DEPTH = 200  # weighted fusion scales each ranking by its first 200 scores
+NOT_NAMED_FACTOR = 0.6  # a session the person a question names never spoke in
 
 
 @dataclass
@@ -38,8 +40,11 @@ def weighted_fusion(rankings: Sequence[tuple[float, list[tuple[int, float]]]]) -
     for weight, ranking in rankings:
         if not ranking:
             continue
-        top = max(s for _, s in ranking) or 1.0
-        low = min(s for _, s in ranking)
+        # scaled by the first NORM_DEPTH of the ranking only, so that searching deeper (a
+        # larger --top-k) never changes the scores of the first results
+        head = sorted((s for _, s in ranking), reverse=True)[:NORM_DEPTH]
+        top = head[0] or 1.0
+        low = head[-1]
         span = (top - low) or top or 1.0
         for unit, score in ranking:
             fused[unit] = fused.get(unit, 0.0) + weight * (score - low) / span
@@ -101,6 +106,8 @@ def score_notes(index: RecallIndex, fused: dict[int, float], query: RecallQuery,
         unit = int(index.node_unit[node])
         return float(lexical_scores[unit]) / lex_top if unit >= 0 else 0.0
     dates = dates_in_query(text)
+    named = _named_speakers(index, by_node, text)
+    named_keys = {str(index.row(by_node[n][0][0]).get("note")) for n in named}
     for node, units in by_node.items():
         if node < 0:
             continue
@@ -110,6 +117,34 @@ def score_notes(index: RecallIndex, fused: dict[int, float], query: RecallQuery,
         if dates:
             score += settings.date_weight * date_match(index.row(units[0][0]).get("when"),
                                                        dates)
+        if named and node not in named:  # the person the question names did not speak here
+            row = index.row(units[0][0])
+            if row.get("kind") == "session" or (row.get("kind") == "card" and row.get(
+                    "source_sessions") and not set(row["source_sessions"]) & named_keys):
+                score *= NOT_NAMED_FACTOR
         hits[node] = Hit(node=node, score=score, units=units[:3],
                          cosine=cos.get(units[0][0]))
     return hits
+
+
+def _named_speakers(index: RecallIndex, by_node: dict[int, list[tuple[int, float]]],
+                    text: str) -> set[int]:
+    """Sessions in which a person the question names ("Tom 希望…", "talking to Li Na") spoke —
+    when that person speaks in fewer than half of the candidate sessions (in a two-person
+    conversation, where everyone is in every session, the name tells nothing)."""
+    import re
+
+    query = (text or "").casefold()
+    if not query:
+        return set()
+    sessions: dict[int, set[str]] = {}
+    for node, units in by_node.items():
+        row = index.row(units[0][0]) if node >= 0 else {}
+        if row.get("kind") == "session":
+            forms = set(row.get("speakers") or [])
+            sessions[node] = {f for f in forms if (re.search(rf"(?<![a-z]){re.escape(f)}(?![a-z])",
+                                                            query) if f.isascii() else f in query)}
+    with_name = {n for n, found in sessions.items() if found}
+    if not with_name or len(with_name) * 2 >= len(sessions):
+        return set()
+    return with_name

@@ -26,7 +26,7 @@ from .fusion import Hit, rrf_fusion, score_notes, weighted_fusion
 from .index import open_index
 from .present import explorable_relations, node_json
 from .query import RecallQuery, RecallSettings
-from .ranking import rank
+from .ranking import SEEDS, rank, wants_current
 from .retrieval import (
     blend_context,
     bm25_ranking,
@@ -103,14 +103,14 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
             seeds.append(Hit(node=node, score=1.0, cosine=None))
         hits = {} if not text else hits
         depth = max(depth, 1)
-    else:
-        seeds = sorted(hits.values(), key=lambda h: -h.score)[:top_k]
+    else:  # a fixed number of seeds: the order must not depend on how many are shown
+        seeds = sorted(hits.values(), key=lambda h: (-h.score, h.node))[:max(SEEDS, top_k)]
     wanted = tuple(query.relations)
     if query.expand and depth > 0 and seeds:
         expand(index, seeds, hits, wanted, depth, settings, query, namespaces,
                exclude_seeds=bool(query.from_nodes))
 
-    ranked = rank(index, hits, qvec, wanted, top_k, settings)
+    ranked = rank(index, hits, qvec, wanted, top_k, settings, current=wants_current(text))
     nodes = [node_json(index, h) for h in ranked]
     explorable = explorable_relations(index, ranked, wanted, text, {h.node for h in ranked})
     latency = (time.perf_counter() - start) * 1000

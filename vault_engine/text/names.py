@@ -247,3 +247,24 @@ def third_person_zh(text: str, names: Iterable[str], context: str = "") -> str:
             pos = m.end()
     out.append(text[pos:])
     return "".join(out)
+
+
+def name_forms(name: str) -> set[str]:
+    """The ways a question may write a person's name, casefolded: the name, an English first
+    name ("sarah" for Sarah Lin), and a Chinese name in pinyin ("li na", "lina" for 李娜;
+    pypinyin, when installed)."""
+    name = name.strip()
+    forms = {name.casefold()} if name else set()
+    words = name.split()
+    if len(words) >= 2 and re.fullmatch(r"[A-Za-z][A-Za-z'-]+", words[0]) and len(words[0]) >= 3:
+        forms.add(words[0].casefold())
+    if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", name):
+        try:
+            from pypinyin import lazy_pinyin
+        except ImportError:  # pragma: no cover - pypinyin is a dependency
+            return forms
+        syllables = lazy_pinyin(name)
+        surname = 2 if name[:2] in COMPOUND_SURNAMES else 1
+        family, given = "".join(syllables[:surname]), "".join(syllables[surname:])
+        forms |= {f"{family} {given}", f"{given} {family}", family + given}
+    return forms

@@ -71,6 +71,12 @@ def _stem(word: str) -> str:
     return str(_stemmer().stemWord(word))
 
 
+# one token for the spellings of one system (vault_engine.text.entities.ALIASES, one word each)
+TOKEN_ALIASES = {"pg": "postgresql", "postgres": "postgresql", "postgresql": "postgresql",
+                 "psql": "postgresql", "k8s": "kubernetes", "kube": "kubernetes",
+                 "kubernetes": "kubernetes", "mongo": "mongodb", "golang": "go",
+                 "argocd": "argo"}
+_VERSIONED = re.compile(r"([a-z]+)(\d{1,2})")
 # function words and question words: in every question, they find nothing
 ZH_STOPWORDS = frozenset("""的 了 是 在 和 与 及 或 也 都 就 还 又 把 被 给 跟 对 从 到 向 为 以 于 而 但
 吗 呢 吧 啊 呀 哦 嗯 么 什么 怎么 怎样 为什么 哪 哪个 哪些 哪种 哪里 哪天 哪儿 几 多少 谁 如何 是否
@@ -100,6 +106,13 @@ def tokenize(text: str, *, stem: bool = True) -> list[str]:
             continue
         tok = tok.replace("’", "'")
         if tok in stop:
+            continue
+        m_ver = _VERSIONED.fullmatch(tok)
+        if m_ver and m_ver.group(1) in TOKEN_ALIASES:  # pg16 → postgresql 16
+            out.extend((TOKEN_ALIASES[m_ver.group(1)], m_ver.group(2)))
+            continue
+        if tok in TOKEN_ALIASES:  # one name for one system: pg, postgres → postgresql
+            out.append(TOKEN_ALIASES[tok])
             continue
         if "'" in tok:
             tok = tok.split("'", 1)[0]
