@@ -129,9 +129,9 @@ def score_notes(index: RecallIndex, fused: dict[int, float], query: RecallQuery,
 
 def _named_speakers(index: RecallIndex, by_node: dict[int, list[tuple[int, float]]],
                     text: str) -> set[int]:
-    """Sessions in which a person the question names ("Tom 希望…", "talking to Li Na") spoke —
-    when that person speaks in fewer than half of the candidate sessions (in a two-person
-    conversation, where everyone is in every session, the name tells nothing)."""
+    """Sessions in which a person the question names ("Tom 希望…", "talking to Li Na") spoke,
+    when some candidate sessions are theirs and others are not (in a two-person conversation,
+    where everyone is in every session, the name tells nothing)."""
     import re
 
     query = (text or "").casefold()
@@ -145,6 +145,4 @@ def _named_speakers(index: RecallIndex, by_node: dict[int, list[tuple[int, float
             sessions[node] = {f for f in forms if (re.search(rf"(?<![a-z]){re.escape(f)}(?![a-z])",
                                                             query) if f.isascii() else f in query)}
     with_name = {n for n, found in sessions.items() if found}
-    if not with_name or len(with_name) * 2 >= len(sessions):
-        return set()
-    return with_name
+    return with_name if len(with_name) < len(sessions) else set()

@@ -104,7 +104,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         hits = {} if not text else hits
         depth = max(depth, 1)
     else:  # a fixed number of seeds: the order must not depend on how many are shown
-        seeds = sorted(hits.values(), key=lambda h: (-h.score, h.node))[:max(SEEDS, top_k)]
+        seeds = sorted(hits.values(), key=lambda h: (-h.score, h.node))[:SEEDS]
     wanted = tuple(query.relations)
     if query.expand and depth > 0 and seeds:
         expand(index, seeds, hits, wanted, depth, settings, query, namespaces,

@@ -143,7 +143,8 @@ def link_problems(turns: list[list[Unit]]) -> list[Problem]:
                             key=lambda x: (-x[0], -x[1]))
             targets = [p for score, _, p in scored if score >= 3] or (
                 [scored[0][2]] if scored else [])
-            if not targets and first_user is not None and first_user.turn is not u.turn:
+            if not targets and first_user is not None and first_user.turn is not u.turn and \
+                    set(tokenize(first_user.text)) & set(tokenize(u.text)):
                 # the conversation itself is about a problem the first turn states
                 problems.append(Problem(first_user.turn.anchor, first_user.text,
                                         set(tokenize(first_user.text)),

@@ -138,10 +138,13 @@ def why_superseded(new_text: str, new_type: str, old: Card, when: dt.datetime | 
     if not _CHANGE_RE.search(new_text):
         return None
     differs = bool(new.values - prev.values)
+    # naming the old value as gone is strict enough to let plain words be the anchor
+    words = shared or (new.tokens & prev.tokens) - set(tokenize(" ".join(
+        m.group(0) for m in _OLD_NAMED_RE.finditer(new_text))))
     for gone in _OLD_NAMED_RE.finditer(new_text):
         named = next(g for g in gone.groups() if g).strip()
         if len(named) >= 2 and re.sub(r"\s+", "", named) in re.sub(r"\s+", "", prev.text) and \
-                shared:
+                words:
             return f"the old value {named!r} is gone"
     if differs and new.spans & prev.spans:
         return f"a new value for {sorted(new.spans & prev.spans)[0]}"
