@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from vault_engine.errors import UsageError
+from vault_engine.recall.present import caution
 
 from .output import echo, emit_json, json_option, pass_json, style
 
@@ -133,7 +134,9 @@ def _render(result: dict[str, Any]) -> None:
         echo(style(f"! {w}", fg="yellow"), err=True)
     for i, n in enumerate(result["nodes"], 1):
         tag = f"#{n['type']}" if n.get("type") else f"#{n['kind']}"
-        echo(f"[{i}] {style(n['title'], bold=True)} (h={n['h_distance']:.2f}) {tag}")
+        flag = caution(n)
+        echo(f"[{i}] {style(n['title'], bold=True)} (h={n['h_distance']:.2f}) {tag}"
+             + (style(flag, fg="yellow") if flag else ""))
         if n.get("matched_rel"):
             echo(f"    matched: {n['matched_rel']} (rel_sim={n['rel_similarity']}) "
                  f"via {n['via']}")

@@ -80,6 +80,8 @@ class NoteRecord:
     claims: tuple[dict[str, Any], ...]
     units: tuple[Unit, ...]
     extra: dict[str, Any] = field(default_factory=dict)
+    volatile: bool = False  # corrected often (seed 003 §3.3.3): decays twice as fast
+    stale: str | None = None  # why it may be outdated (a correction it depends on), or None
 
 
 def _card_text(note: Note, claims: list[str], extra: list[str]) -> str:
@@ -167,4 +169,6 @@ def build_record(note: Note) -> NoteRecord:
         source_sessions=card.source_sessions if card else (),
         relations=relations, evidence_targets=evidence,
         claims=tuple(jsonable(claim_dict(c)) for c in claims), units=tuple(units),
-        extra=extra_fields)
+        extra=extra_fields, volatile=note.meta.get("volatile") is True,
+        stale=(str(note.meta.get("stale_reason") or "something it depends on changed")
+               if note.meta.get("stale") is True else None))

@@ -211,7 +211,9 @@ def test_llm_retries_after_invalid_json_then_429(vault_path: Path, llm: FakeOpen
     result = run(vault_path, "distill")
     assert result.exit_code == 0, result.output
     assert len(cards(vault_path)) == 2
-    retry = llm.requests[-1]["body"]["messages"]
+    # the distill requests come first; the scene's story is asked for after them
+    distill_requests = [r for r in llm.requests if "<memories>" not in str(r["body"])]
+    retry = distill_requests[-1]["body"]["messages"]
     assert "That was not valid" in retry[-1]["content"]
 
 

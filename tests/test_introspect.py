@@ -90,7 +90,9 @@ def test_merges_duplicates_marks_contradiction_one_commit_per_phase(planted: Pat
     assert "CONTRADICTS" in (planted / "cards" / "cache-expiry.md").read_text() or \
         "CONTRADICTS" in (planted / "cards" / "cache-ttl.md").read_text()
     contradictions = (planted / "reports" / "contradictions.md").read_text()
-    assert "300 vs 60" in contradictions or "60 vs 300" in contradictions
+    # the values with their units (quantities compare after normalising them)
+    assert "300 seconds vs 60 seconds" in contradictions or \
+        "60 seconds vs 300 seconds" in contradictions
     report = next((planted / "reports").glob("introspect-*.md")).read_text()
     for phase in PHASES:
         assert f"## {phase} · " in report
@@ -121,7 +123,9 @@ def test_conflict_resolved_by_recency_when_far_apart(tmp_path: Path) -> None:
          relations=["- {type: RELATES_TO, target: '[[Staging DB]]'}"])
     card(root, "new", id="card-new", title="Staging DB", claims=[new])
     out = run(root, "--phase", "conflicts")
-    assert out["phases"][0]["numbers"] == {"candidates": 1, "resolved": 1, "contested": 0}
+    assert out["phases"][0]["numbers"] == {"candidates": 1, "resolved": 1, "contested": 0,
+                                           "confirmed_by_sessions": 0,
+                                           "contradicted_by_sessions": 0}
     old_text = (root / "cards" / "old.md").read_text()
     assert "status: superseded" in old_text and "superseded_by: '[[card-new]] c1'" in old_text
     assert "status: supported" in (root / "cards" / "new.md").read_text()
@@ -144,11 +148,15 @@ def test_recalls_promote_into_memory_within_budget_human_text_untouched(
              claims=[claim("c1", title + " in production")],
              relations=["- {type: RELATES_TO, target: '[[card-deploy]]'}"])
     compile_vault(Vault.open(root), CompileOptions(embedder=HashEmbedder()))
-    queries = ["redis streams ack", "redis explicit ack", "streams need ack redis",
-               "wal archiving disk", "redis ack production"]
-    for q in queries:
+    # recalls over three days (relevance is the hit's similarity in [0, 1]: BM25 here, the
+    # best hit of each recall counting 1.0 — the hash embedder's cosines mean nothing)
+    queries = [("2026-05-01", "redis streams ack"), ("2026-05-01", "redis explicit ack"),
+               ("2026-05-02", "streams need ack redis"), ("2026-05-02", "wal archiving disk"),
+               ("2026-05-03", "redis ack production")]
+    for day, q in queries:
+        monkeypatch.setenv("ALAYA_NOW", f"{day}T10:00:00Z")
         res = CliRunner().invoke(cli, ["--vault", str(root), "recall", q, "--json",
-                                       "--top-k", "1"])
+                                       "--top-k", "1", "--mode", "bm25"])
         assert res.exit_code == 0, res.output
     out = run(root, "--phase", "promote")
     numbers = out["phases"][0]["numbers"]
@@ -276,7 +284,9 @@ def test_llm_judges_conflict_candidates_and_bad_answers_fall_back(
         monkeypatch.setenv("ALAYA_LLM_MODEL", "judge")
         srv.completions.append('{"contradiction": true, "keep": "b", "reason": "b is newer"}')
         out = run(planted, "--phase", "conflicts")
-        assert out["phases"][0]["numbers"] == {"candidates": 1, "resolved": 1, "contested": 0}
+        assert out["phases"][0]["numbers"] == {"candidates": 1, "resolved": 1, "contested": 0,
+                                               "confirmed_by_sessions": 0,
+                                               "contradicted_by_sessions": 0}
         prompt = srv.requests[-1]["body"]["messages"][1]["content"]
         assert "300 seconds" in prompt and "60 seconds" in prompt
     texts = [(planted / "cards" / f"{n}.md").read_text() for n in ("cache-ttl", "cache-expiry")]
@@ -292,7 +302,9 @@ def test_llm_answer_that_is_not_json_leaves_the_rules_in_charge(
         monkeypatch.setenv("ALAYA_LLM_BASE_URL", srv.url)
         srv.completions.append("Sure! They contradict, keep the first one.")
         out = run(planted, "--phase", "conflicts")
-    assert out["phases"][0]["numbers"] == {"candidates": 1, "resolved": 0, "contested": 1}
+    assert out["phases"][0]["numbers"] == {"candidates": 1, "resolved": 0, "contested": 1,
+                                           "confirmed_by_sessions": 0,
+                                           "contradicted_by_sessions": 0}
 
 
 def test_consolidate_links_cards_to_entities_they_name(tmp_path: Path) -> None:

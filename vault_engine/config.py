@@ -52,7 +52,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "daily_call_budget": 200,
     },
     "distill": {  # seed 004 L2/L3
-        "persona_every": 10,  # regenerate persona.md's block every N new or updated memories
+        "persona_every": 50,  # regenerate persona.md's block every N new memories (seed 004 L3)
         "max_scenes": 15,  # past this, the coldest scene is merged into its closest
     },
     "tiers": {  # seed 000 §3.3
@@ -78,6 +78,15 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "context_weight": 0.5,  # share of a turn's dense score read with the turn before it
         "session_bm25_weight": 0.4,  # a session's BM25 as one document, added to its score
         "date_weight": 0.3,  # added for a note dated on a day or month the query names
+    },
+    "lifecycle": {  # seed 003 §2.5.3, §3.2, §3.3
+        "co_occurs_min_queries": 3,  # recalled together in this many queries → CO_OCCURS
+        "quality_min_verdicts": 5,  # feedback verdicts before quality counts
+        "quality_low": 0.3,  # share of useful verdicts below which recall down-weights
+        "quality_factor": 0.5,  # … by this factor
+        "weak_similarity": 0.83,  # gaps: a weak recall's best hit this close is a synonym gap
+        "gap_days": 30,  # knowledge gaps: weak recalls of this many days
+        "gap_min_queries": 3,  # … this many on one topic make an open question
     },
     "memory": {  # seed 002: six-factor promotion into MEMORY.md
         "budget_chars": 10_000,

@@ -117,6 +117,8 @@ def score_notes(index: RecallIndex, fused: dict[int, float], query: RecallQuery,
         if dates:
             score += settings.date_weight * date_match(index.row(units[0][0]).get("when"),
                                                        dates)
+        if index.node_quality is not None:
+            score *= float(index.node_quality[node])  # poor feedback: × 0.5 (seed 003 §3.2.1)
         if named and node not in named:  # the person the question names did not speak here
             row = index.row(units[0][0])
             if row.get("kind") == "session" or (row.get("kind") == "card" and row.get(

@@ -24,7 +24,7 @@ from vault_engine.primitives import now
 from .expansion import expand, resolve_node
 from .fusion import Hit, rrf_fusion, score_notes, weighted_fusion
 from .index import open_index
-from .present import explorable_relations, node_json
+from .present import explorable_relations, flag_warnings, node_json
 from .query import RecallQuery, RecallSettings
 from .ranking import SEEDS, rank, wants_current
 from .retrieval import (
@@ -112,6 +112,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
 
     ranked = rank(index, hits, qvec, wanted, top_k, settings, current=wants_current(text))
     nodes = [node_json(index, h) for h in ranked]
+    warnings += flag_warnings(nodes)
     explorable = explorable_relations(index, ranked, wanted, text, {h.node for h in ranked})
     latency = (time.perf_counter() - start) * 1000
     result = {
@@ -133,8 +134,9 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         append_event(state_dir, {
             "ts": now().strftime("%Y-%m-%dT%H:%M:%SZ"),
             "query": query.query_text or ",".join(query.from_nodes),
-            "hits": [{"id": n["id"], "score": n["score"], "tier": n["tier"],
-                      "depth": n["depth"]} for n in nodes],
+            "hits": [{"id": n["id"], "score": n["score"], "relevance": relevance(h, ranked),
+                      "tier": n["tier"], "depth": n["depth"]} for h, n in zip(ranked, nodes,
+                                                                              strict=True)],
             "latency_ms": result["latency_ms"], "expanded": bool(query.expand and depth > 0)})
     return result
 
@@ -153,3 +155,10 @@ def recall_in_vault(root: Path, query: Mapping[str, Any], *,
                   settings=RecallSettings.from_config(config), telemetry=telemetry)
 
 
+def relevance(hit: Hit, ranked: list[Hit]) -> float:
+    """How similar a hit is to the query, in [0, 1] (what temperature and promotion average):
+    the query's cosine to it when vectors took part, else its score relative to the best hit."""
+    if hit.cosine is not None:
+        return round(max(0.0, min(1.0, hit.cosine)), 4)
+    top = max((h.score for h in ranked), default=0.0)
+    return round(max(0.0, min(1.0, hit.score / top)), 4) if top > 0 else 0.0

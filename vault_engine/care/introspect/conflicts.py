@@ -15,7 +15,8 @@ from vault_engine.store.links import link_to
 from vault_engine.store.model import Card, Note, Session
 from vault_engine.store.vault import Transaction, VaultIndex
 
-from .phase import Context, PhaseResult, appender, commit_phase, flow
+from .phase import Context, PhaseResult, appender, commit_phase, flow, report_text
+from .validation import CONFIDENCE_STEP, Observation, observations
 
 CONTRADICTIONS = "reports/contradictions.md"
 
@@ -124,7 +125,12 @@ def phase_conflicts(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
             resolved.append((k, win, lose, f"newer by {abs((wa - wb).days)} days"))
         else:
             open_.append(k)
-    r.numbers.update(candidates=total, resolved=len(resolved), contested=len(open_))
+    observed = observations(live, ctx.now)  # passive validation (seed 003 §3.3.4)
+    obs_confirm = [o for o in observed if o.kind == "confirms"]
+    obs_contra = [o for o in observed if o.kind == "contradicts"]
+    r.numbers.update(candidates=total, resolved=len(resolved), contested=len(open_),
+                     confirmed_by_sessions=len(obs_confirm),
+                     contradicted_by_sessions=len(obs_contra))
     if dismissed:
         r.numbers["dismissed"] = dismissed
     for k, win, lose, why in resolved:
@@ -133,6 +139,13 @@ def phase_conflicts(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     for k in open_:
         r.lines.append(f"- contested: [[{k.a.note.id or k.a.note.stem}]] {k.a.claim.id} vs "
                        f"[[{k.b.note.id or k.b.note.stem}]] {k.b.claim.id} ({k.detail})")
+
+    for o in obs_confirm:
+        r.lines.append(f"- confirmed: [[{o.note.id or o.note.stem}]] {o.claim.id} by "
+                       f"{o.source} “{o.sentence[:100]}”")
+    for o in obs_contra:
+        r.lines.append(f"- contradicted: [[{o.note.id or o.note.stem}]] {o.claim.id} by "
+                       f"{o.source} “{o.sentence[:100]}” ({o.detail})")
 
     def set_status(tx: Transaction, note: Note, claim_id: str, status: str,
                    extra: dict[str, Any] | None = None) -> None:
@@ -157,22 +170,27 @@ def phase_conflicts(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
                 item = FlowMap(type="CONTRADICTS", target=link_to(k.b.note), weight=1.0,
                                reason=f"claim {k.a.claim.id} vs {k.b.claim.id}: {k.detail}")
                 tx.update(k.a.note.path, appender("relations", item))
-        if open_:
-            _write_contradictions(tx, ctx, open_)
+        confirm_claims(tx, obs_confirm, ctx.now)
+        for o in obs_contra:
+            set_status(tx, o.note, o.claim.id, "contested")
+        if open_ or obs_contra:
+            _write_contradictions(tx, ctx, open_, obs_contra)
 
-    commit_phase(ctx, r, results, work if (resolved or open_) else None,
-                  f"{len(resolved)} resolved, {len(open_)} contested")
+    changes = resolved or open_ or obs_confirm or obs_contra
+    commit_phase(ctx, r, results, work if changes else None,
+                  f"{len(resolved)} resolved, {len(open_)} contested, {len(obs_confirm)} "
+                  f"confirmed and {len(obs_contra)} contradicted by later sessions")
     return r
 
 
-def _write_contradictions(tx: Transaction, ctx: Context, open_: Sequence[ClaimConflict]) -> None:
+def _write_contradictions(tx: Transaction, ctx: Context, open_: Sequence[ClaimConflict],
+                          observed: Sequence[Observation] = ()) -> None:
     rel = CONTRADICTIONS
     path = ctx.vault.root / rel
-    old = path.read_text(encoding="utf-8") if path.exists() else (
-        "---\nid: report-contradictions\ntitle: Contradictions\ntype: report\n---\n"
-        "# Contradictions\n\nClaims that contradict each other and need a person's decision. "
-        "Resolve one by setting the wrong claim's status to `refuted` or `superseded` (or "
-        "`alaya feedback correct`).\n\n")
+    old = report_text(ctx, rel, "Contradictions", (
+        "Claims that contradict each other and need a person's decision. Resolve one by "
+        "setting the wrong claim's status to `refuted` or `superseded` (or `alaya feedback "
+        "correct`)."))
     current = blocks.read_block(old, "contradictions", rel) or ""
     lines = [x for x in current.splitlines() if x.strip()]
     for k in open_:
@@ -181,8 +199,36 @@ def _write_contradictions(tx: Transaction, ctx: Context, open_: Sequence[ClaimCo
                 f"({k.detail}; found {ctx.now.date()})")
         if line.split(" (")[0] not in {x.split(" (")[0] for x in lines}:
             lines.append(line)
+    for o in observed:
+        line = (f"- [[{o.note.id or o.note.stem}]] {o.claim.id} “{o.claim.text}” vs a later "
+                f"session {o.source} “{o.sentence[:200]}” ({o.detail}; found {ctx.now.date()})")
+        if line.split(" (")[0] not in {x.split(" (")[0] for x in lines}:
+            lines.append(line)
     new = blocks.replace_block(old, "contradictions", "\n".join(lines) + "\n", path=rel)
     if path.exists():
         tx.write(rel, new, ctx.vault.current_checksum(rel))
     else:
         tx.create(rel, new)
+
+
+def confirm_claims(tx: Transaction, confirmed: Sequence[Observation], now: dt.datetime) -> None:
+    """+0.15 confidence per confirming session (up to 1.0), each recorded as evidence."""
+    by_note: dict[str, list[Observation]] = {}
+    for o in confirmed:
+        by_note.setdefault(o.note.path, []).append(o)
+    for path, items in by_note.items():
+        def edit(doc: NoteText, items: list[Observation] = items) -> None:
+            claims = [dict(c) for c in doc.frontmatter.data.get("claims") or []]
+            for c in claims:
+                mine = [o for o in items if o.claim.id == str(c.get("id"))]
+                if not mine:
+                    continue
+                base = c.get("confidence")
+                base = float(base) if isinstance(base, int | float) else 0.5
+                c["confidence"] = round(min(1.0, base + CONFIDENCE_STEP * len(mine)), 2)
+                evidence = list(c.get("evidence") or [])
+                evidence += [{"kind": "session", "source": o.source, "confidence": 0.8,
+                              "confirmed": now.date().isoformat()} for o in mine]
+                c["evidence"] = evidence
+            doc.frontmatter.set("claims", flow(claims))
+        tx.update(path, edit)

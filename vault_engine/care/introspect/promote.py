@@ -14,6 +14,7 @@ from vault_engine.store.model import Card
 from vault_engine.store.vault import Transaction
 from vault_engine.telemetry import NoteStats
 
+from .dreaming import HEALTH_FLOOR, RECOVERY, SHORT_TERM_DAYS, dream, health
 from .phase import Context, PhaseResult, commit_phase
 
 MEMORY = "MEMORY.md"
@@ -72,28 +73,49 @@ def phase_promote(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     budget = int(cfg["budget_chars"])
     index = ctx.index()
     by_key = {n.id: n for n in index.notes if n.id and n.kind not in ("template", "archive")}
-    new_today = {n.id for n in index.notes if isinstance(n, Card) and n.created
-                 and ctx.now - n.created < dt.timedelta(days=1)}
+    dreamt = dream(index, ctx.now)
+    path = ctx.vault.root / MEMORY
+    text = path.read_text(encoding="utf-8") if path.exists() else (
+        "---\nid: memory\ntitle: MEMORY\n---\n# MEMORY\n\n")
+    current = memory_entries(blocks.read_block(text, "memory", MEMORY) or "")
+    cutoff = dt.timedelta(days=SHORT_TERM_DAYS)
     scored: list[Score] = []
+    dropped = 0
     for key, st in ctx.stats.items():
         note = by_key.get(key)
         if not isinstance(note, Card) or note.namespace not in ("shared", ctx.vault.config.get(
                 "vault", "default_namespace")):
             continue
+        if key not in current and st.first_accessed is not None and \
+                ctx.now - st.first_accessed > cutoff:
+            dropped += 1  # seed 002: a short-term memory not promoted within 30 days
+            continue
         concepts = len(set(note.tags) | {lk.target.lower() for lk in note.links
                                           if lk.field == "relations"})
-        # dreaming bonus: Light (+0.06) for what today's distillation touched, REM (+0.09)
-        # for a memory whose scene groups it with others (a cross-memory pattern)
-        bonus = (0.06 if key in new_today else 0.0) + (0.09 if note.meta.get("scene") else 0.0)
-        sc = six_factor(st, concepts, ctx.now, bonus)
+        sc = six_factor(st, concepts, ctx.now, dreamt.bonus(key))
         scored.append(Score(key, sc.score, sc.factors, sc.signals, sc.queries))
     winners = [s for s in scored if s.score >= float(cfg["min_score"])
                and s.signals >= int(cfg["min_signals"]) and s.queries >= int(cfg["min_queries"])]
-    path = ctx.vault.root / MEMORY
-    text = path.read_text(encoding="utf-8") if path.exists() else (
-        "---\nid: memory\ntitle: MEMORY\n---\n# MEMORY\n\n")
+    held = [k for k in current if k in by_key]
+    memory_health = health({k: six_factor(ctx.stats[k], 0, ctx.now).score for k in held
+                            if k in ctx.stats}, held)
+    recovered: list[Score] = []
+    if memory_health < HEALTH_FLOOR:  # seed 002: deep sleep's recovery pass
+        chosen = {s.key for s in winners} | set(current)
+        for s in sorted(scored, key=lambda s: -s.score):
+            st = ctx.stats[s.key]
+            note = by_key[s.key]
+            recent = st.last_accessed is not None and \
+                ctx.now - st.last_accessed <= dt.timedelta(days=RECOVERY["days"])
+            sure = any(c.status == "supported" and (c.confidence or 0.0) >= RECOVERY["confidence"]
+                       for c in getattr(note, "claims", ()))
+            if s.key in chosen or not recent or not sure or s.score < RECOVERY["min_score"]:
+                continue
+            recovered.append(s)
+            if len(recovered) >= RECOVERY["max"]:
+                break
+        winners += recovered
     human = blocks.outside_blocks(text)
-    current = memory_entries(blocks.read_block(text, "memory", MEMORY) or "")
     entries: dict[str, tuple[float, str]] = {k: v for k, v in current.items() if k in by_key}
     for s in winners:
         note = by_key[s.key]
@@ -101,7 +123,9 @@ def phase_promote(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
                             "supported"), "")
         gist = f" — {first_claim[:140]}" if first_claim and first_claim != note.title else ""
         entries[s.key] = (s.score, f"- [[{s.key}|{note.title}]]{gist} (score {s.score:.2f})")
-    ranked = sorted(entries.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    # pinned cards are never evicted (docs/vault-format.md); then the highest score first
+    pinned = {k for k in entries if isinstance(card := by_key.get(k), Card) and card.pinned}
+    ranked = sorted(entries.items(), key=lambda kv: (kv[0] not in pinned, -kv[1][0], kv[0]))
     markers = len(blocks.replace_block("", "memory", "x\n")) - 2  # the block's own markers
     room = budget - len(human) - markers
     kept, evicted = [], []
@@ -113,23 +137,31 @@ def phase_promote(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
         else:
             evicted.append((key, score))
     added = [k for k, _ in ranked if k not in current and any(k in x for x in kept)]
-    r.numbers.update(candidates=len(scored), past_the_gates=len(winners), promoted=len(added),
-                     in_memory=len(kept), evicted=len(evicted), budget_chars=budget,
-                     human_chars=len(human))
+    r.numbers.update(candidates=len(scored), past_the_gates=len(winners) - len(recovered),
+                     recovered=len(recovered), promoted=len(added), in_memory=len(kept),
+                     evicted=len(evicted), budget_chars=budget, human_chars=len(human),
+                     dropped_after_30_days=dropped, health=memory_health,
+                     light_hits=sum(dreamt.light.values()), rem_hits=sum(dreamt.rem.values()))
     if len(human) > budget:
         r.lines.append(f"⚠ your own text in MEMORY.md is {len(human):,} characters, over the "
                        f"budget of {budget:,}: nothing can be promoted until it is shorter "
                        "(alaya never evicts human text)")
+    if recovered:
+        r.lines.append(f"Memory health {memory_health:.2f} is below {HEALTH_FLOOR}: the recovery "
+                       f"pass looked back {RECOVERY['days']} days and promoted "
+                       + ", ".join(f"[[{s.key}]]" for s in recovered))
     r.lines += [f"- promoted [[{k}]]" for k in added]
     r.lines += [f"- evicted [[{k}]] (score {s:.2f}, lowest first)" for k, s in evicted
                 if k in current]
     r.lines += ["", "| card | score | frequency | relevance | diversity | recency | "
-                "consolidation | concepts | signals | queries |", "|---|---|---|---|---|---|---|---|---|---|"]
+                "consolidation | concepts | light | REM | signals | queries |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in sorted(scored, key=lambda s: -s.score)[:30]:
         f = s.factors
         r.lines.append(f"| [[{s.key}]] | {s.score:.2f} | {f['frequency']} | {f['relevance']} | "
                        f"{f['diversity']} | {f['recency']} | {f['consolidation']} | "
-                       f"{f['concepts']} | {s.signals} | {s.queries} |")
+                       f"{f['concepts']} | {dreamt.light.get(s.key, 0)} | "
+                       f"{dreamt.rem.get(s.key, 0)} | {s.signals} | {s.queries} |")
     block = "\n".join(kept) + ("\n" if kept else "")
     new_text = blocks.replace_block(text, "memory", block, path=MEMORY)
 
