@@ -233,3 +233,13 @@ def test_recall_language_and_people(zh_vault: Path, tmp_path: Path,
     # that only mentions her
     sessions = top("What did Li Na say about time zones?", ("session",))
     assert sessions[0]["id"] == "zh-answer-style", [s["id"] for s in sessions]
+
+
+def test_session_notes_show_times_in_the_vault_timezone(zh_vault: Path, tmp_path: Path) -> None:
+    ingest_and_distill(zh_vault, tmp_path, NGINX)
+    note = next((zh_vault / "sessions").rglob("zh-nginx-413.md"))
+    text = note.read_text("utf-8")
+    assert "t1 · user · 张伟 · 2026-04-14T16:00:00+08:00" in text  # 08:00 UTC, shown in Shanghai
+    assert "title: Session 2026-04-14 16:00" in text
+    parsed = next(n for n in Vault.open(zh_vault).load().notes if n.path.endswith("zh-nginx-413.md"))
+    assert parsed.turns[0].timestamp == dt.datetime(2026, 4, 14, 8, 0, tzinfo=dt.UTC)  # the same instant
