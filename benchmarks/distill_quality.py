@@ -404,7 +404,7 @@ def _count(items: Any) -> dict[str, int]:
     return out
 
 
-def run_locomo(path: Path, workdir: Path, embedder: Any) -> dict[str, Any]:
+def run_locomo(path: Path, workdir: Path, embedder: Any, no_recall: bool = False) -> dict[str, Any]:
     from benchmarks.locomo import evaluate, session_json, summarise
 
     rows, observed, cited, all_cards, junk = [], 0, 0, 0, []
@@ -415,7 +415,7 @@ def run_locomo(path: Path, workdir: Path, embedder: Any) -> dict[str, Any]:
                          if k.startswith("session_") and k.count("_") == 1)
         inputs = [(f"{name}-s{n}.json", json.dumps(session_json(sample, name, n)).encode())
                   for n in numbers]
-        vault = build(workdir / "locomo" / name, inputs, embedder)
+        vault = build(workdir / "locomo" / name, inputs, embedder, compile_it=not no_recall)
         cards = card_views(vault)
         all_cards += len(cards)
         turn_text, dia_turn = {}, {}
@@ -432,13 +432,17 @@ def run_locomo(path: Path, workdir: Path, embedder: Any) -> dict[str, Any]:
                             observed += 1
                             cited += dia_turn[d] in cited_turns
         junk += junk_titles(cards, turn_text)["junk"]
-        rows += evaluate(vault, name, sample, embedder, "hybrid", RecallSettings())
-    recall_summary = summarise(rows)
-    return {"cards": all_cards, "observations": observed,
-            "observation_turns_cited": round(cited / observed, 3) if observed else 0.0,
-            "junk_titles": round(len(junk) / all_cards, 3) if all_cards else 0.0,
-            "junk_examples": junk[:20],
-            "recall_sessions_only": {k: recall_summary["all"][k] for k in ("r5", "r10", "mrr")}}
+        if not no_recall:
+            rows += evaluate(vault, name, sample, embedder, "hybrid", RecallSettings())
+    out: dict[str, Any] = {
+        "cards": all_cards, "observations": observed,
+        "observation_turns_cited": round(cited / observed, 3) if observed else 0.0,
+        "junk_titles": round(len(junk) / all_cards, 3) if all_cards else 0.0,
+        "junk_examples": junk[:20]}
+    if rows:
+        recall_summary = summarise(rows)
+        out["recall_sessions_only"] = {k: recall_summary["all"][k] for k in ("r5", "r10", "mrr")}
+    return out
 
 
 def main() -> None:
@@ -458,7 +462,7 @@ def main() -> None:
     for name in args.sets:
         print(f"  {name} …", file=sys.stderr)
         if name == "locomo":
-            results[name] = run_locomo(SETS[name], args.workdir, embedder)
+            results[name] = run_locomo(SETS[name], args.workdir, embedder, args.no_recall)
         else:
             results[name] = run_set(name, SETS[name], args.workdir, embedder, args.no_recall,
                                     args.mode)

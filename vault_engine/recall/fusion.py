@@ -17,7 +17,6 @@ from .retrieval import (
 )
 
 SESSION_TURN_WEIGHTS = (1.0, 0.5, 0.25)  # a session scores from its best three turns
-NORM_DEPTH = 200  # weighted fusion scales each ranking by its first 200 scores
 NOT_NAMED_FACTOR = 0.6  # a session the person a question names never spoke in
 
 
@@ -40,11 +39,8 @@ def weighted_fusion(rankings: Sequence[tuple[float, list[tuple[int, float]]]]) -
     for weight, ranking in rankings:
         if not ranking:
             continue
-        # scaled by the first NORM_DEPTH of the ranking only, so that searching deeper (a
-        # larger --top-k) never changes the scores of the first results
-        head = sorted((s for _, s in ranking), reverse=True)[:NORM_DEPTH]
-        top = head[0] or 1.0
-        low = head[-1]
+        top = max(s for _, s in ranking) or 1.0
+        low = min(s for _, s in ranking)
         span = (top - low) or top or 1.0
         for unit, score in ranking:
             fused[unit] = fused.get(unit, 0.0) + weight * (score - low) / span

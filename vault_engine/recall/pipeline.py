@@ -26,7 +26,7 @@ from .fusion import Hit, rrf_fusion, score_notes, weighted_fusion
 from .index import open_index
 from .present import explorable_relations, flag_warnings, node_json
 from .query import RecallQuery, RecallSettings
-from .ranking import SEEDS, rank, wants_current
+from .ranking import POOL, SEEDS, rank, wants_current
 from .retrieval import (
     blend_context,
     bm25_ranking,
@@ -70,7 +70,8 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
                 warnings.append(f"embedder unavailable ({exc.message}): answered from BM25 "
                                 "and the graph only")
     depth = settings.depth if query.depth is None else query.depth
-    k_search = max(200, top_k * 20)
+    # the same search depth for every --top-k up to POOL: the first results never move
+    k_search = 200 if top_k <= POOL else top_k * 20
     rankings: list[list[tuple[int, float]]] = []
     cos: dict[int, float] = {}
     if qvec is not None:
