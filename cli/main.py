@@ -68,6 +68,8 @@ class AlayaGroup(click.Group):
         return self.commands.get(name)
 
     def invoke(self, ctx: click.Context) -> Any:
+        from vault_engine.store.history import set_command
+
         try:
             return super().invoke(ctx)
         except AlayaError as exc:
@@ -77,6 +79,20 @@ class AlayaGroup(click.Group):
             else:
                 echo(fail(str(exc)), err=True)
             sys.exit(exc.exit_code)
+        finally:
+            set_command(None)
+            _warn_uncommitted()
+
+
+def _warn_uncommitted() -> None:
+    """Say which files alaya wrote but did not commit: a person's untracked note, or one whose
+    uncommitted edits overlap alaya's (committing it would put their text under alaya's name)."""
+    from vault_engine.store import history
+
+    for rel in history.UNCOMMITTED:
+        echo(f"! {rel}: written, not committed — it holds your uncommitted work; commit it "
+             "yourself when it is ready", err=True)
+    history.UNCOMMITTED.clear()
 
 
 def _json_requested(ctx: click.Context) -> bool:
@@ -106,10 +122,12 @@ def cli(ctx: click.Context, vault_path: Path | None, agent: str | None) -> None:
     """
     import os
 
+    from vault_engine.store.history import set_command
     from vault_engine.store.namespaces import AGENT_ENV, Caller
 
     from .locate import find_vault
 
+    set_command(ctx.invoked_subcommand)  # the Alaya-Command: trailer of this run's commits
     if agent is not None:
         before = os.environ.get(AGENT_ENV)
         os.environ[AGENT_ENV] = Caller.of_agent(agent).agent or ""

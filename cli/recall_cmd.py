@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from vault_engine.errors import UsageError
+from vault_engine.recall.present import caution
 
 from .output import echo, emit_json, json_option, pass_json, style
 
@@ -110,7 +111,7 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
 
         title = query.query_text or ",".join(query.from_nodes)
         path, sha = save_query(vault, kind="recall", title=title[:80], query=result["query"],
-                               lines=recall_lines(result))
+                               lines=recall_lines(result, vault.load()))
         result["saved"] = {"path": path, "commit": sha}
     fmt = "json" if as_json else (fmt or "text")
     if fmt == "json":
@@ -133,7 +134,9 @@ def _render(result: dict[str, Any]) -> None:
         echo(style(f"! {w}", fg="yellow"), err=True)
     for i, n in enumerate(result["nodes"], 1):
         tag = f"#{n['type']}" if n.get("type") else f"#{n['kind']}"
-        echo(f"[{i}] {style(n['title'], bold=True)} (h={n['h_distance']:.2f}) {tag}")
+        flag = caution(n)
+        echo(f"[{i}] {style(n['title'], bold=True)} (h={n['h_distance']:.2f}) {tag}"
+             + (style(flag, fg="yellow") if flag else ""))
         if n.get("matched_rel"):
             echo(f"    matched: {n['matched_rel']} (rel_sim={n['rel_similarity']}) "
                  f"via {n['via']}")

@@ -26,8 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from vault_engine import artifacts as A
-from vault_engine import telemetry
-from vault_engine.care.tiers import TierInput, TierResult, assign_tiers
 from vault_engine.primitives import now as clock
 from vault_engine.providers.embedding import EmbeddingError, get_embedder
 from vault_engine.recall.bm25 import pack_shards
@@ -42,8 +40,9 @@ from .options import CompileOptions, CompileStats, Timer
 from .publish import publish
 from .recall_index import write_recall_arrays
 from .records import NoteRecord
-from .scan import first_seen_times, parse_time, scan
+from .scan import first_seen_times, scan
 from .state import CompileState, signature, units_reusable
+from .usage import Usage, read_usage
 
 
 def compile_vault(vault: Vault, options: CompileOptions | None = None,
@@ -95,17 +94,12 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     timer.lap("scan")
 
     first_seen = first_seen_times(prev, records, now_s)
-    note_stats = telemetry.note_stats(state)
-    inputs = []
-    for rec in records:
-        created = max(filter(None, (parse_time(rec.created), parse_time(first_seen[rec.path]))),
-                      default=now)
-        inputs.append(TierInput(rec.key, created, rec.pinned))
-    tiers = assign_tiers(inputs, note_stats, now, vault.config.section("tiers"))
+    usage = read_usage(vault, records, first_seen, now)
+    tiers = usage.tiers
     timer.lap("tiers")
     embedder = options.embedder or get_embedder(vault.config, batch=True)
     turn_context = bool(vault.config.get("embedding", "turn_context"))
-    if _up_to_date(prev, records, tiers, embedder.id, stats, options, state) and \
+    if _up_to_date(prev, records, usage, embedder.id, stats, options, state) and \
             bool(prev and prev.get("turn_context", True)) == turn_context:
         # Nothing to do: the published build already describes this vault exactly.
         stats.build = ""
@@ -178,17 +172,20 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
         stats.vectors[tier] = int(index.ntotal)
     timer.lap("vectors")
 
-    edges = cstate.resolved_edges(records)
+    edges = cstate.resolved_edges(records) + usage.co_occurs  # CO_OCCURS: derived from usage
     stats.edges = len(edges)
     out_edges = edges_by_source(edges)
-    frags = [cstate.fragment(rec, tiers[rec.key], out_edges.get(rec.key, ())) for rec in records]
+    co_out = edges_by_source(usage.co_occurs)
+    frags = [cstate.fragment(rec, tiers[rec.key], out_edges.get(rec.key, ()),
+                             tuple(co_out.get(rec.key, ()))) for rec in records]
     with (tmp / A.UNITS).open("w", encoding="utf-8") as fh:
         fh.writelines(f.units for f in frags)
     # split on "\n" only: JSON keeps U+2028 and friends raw, and splitlines() would cut there
     unit_lines = [line + "\n" for f in frags for line in f.units.split("\n")[:-1]]
     write_recall_arrays(tmp / A.RECALL, records, edges, unit_lines, unit_tiers=unit_tiers,
                         embedder=embedder.id, compiled_at=now_s,
-                        context=(ctx_rows, ctx_matrix) if ctx_matrix is not None else None)
+                        context=(ctx_rows, ctx_matrix) if ctx_matrix is not None else None,
+                        quality=usage.quality)
     timer.lap("units-file")
 
     if len(cstate.vocab) > 1000 and stats.deleted + stats.parsed > 0:
@@ -200,7 +197,7 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
 
     tier_names = {k: v.tier for k, v in tiers.items()}
     edges_sig = cstate.edges[0] if cstate.edges else ""
-    graph_sig = signature([edges_sig]
+    graph_sig = signature([edges_sig, usage.signature]
                            + [f"{r.key}|{r.title}|{r.kind}|{r.type}|{r.path}|{r.namespace}|"
                               f"{tier_names[r.key]}" for r in records])
     if units_reusable(prev_build, prev, "graph_sig", graph_sig, A.GRAPH):
@@ -228,13 +225,15 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
         "turn_context": turn_context,
         "vault_fingerprint": fingerprint(records),
         "notes": {r.path: {"sha256": r.checksum, "key": r.key, "kind": r.kind,
-                           "first_seen": first_seen[r.path], "tier": tiers[r.key].tier}
+                           "first_seen": first_seen[r.path], "tier": tiers[r.key].tier,
+                           "temperature": round(tiers[r.key].temperature, 3)}
                   for r in records},
         "malformed": {m.path: {"line": m.line, "message": m.message} for m in stats.malformed},
         "counts": {"notes": stats.notes, "units": stats.units, "edges": stats.edges,
                    "claims": stats.claims, "tiers": stats.tiers, "vectors": stats.vectors,
                    "context_vectors": stats.context_vectors},
         "lexical_shards": shard_sigs, "notes_lexical_sig": notes_sig, "graph_sig": graph_sig,
+        "usage_sig": usage.signature,
     }
     stats.build = build_id
     timer.lap("manifest")
@@ -243,21 +242,25 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     return stats
 
 
-def _up_to_date(prev: dict[str, Any] | None, records: Sequence[NoteRecord],
-                tiers: dict[str, TierResult], embedder_id: str, stats: CompileStats,
-                options: CompileOptions, state: Path) -> bool:
+def _up_to_date(prev: dict[str, Any] | None, records: Sequence[NoteRecord], usage: Usage,
+                embedder_id: str, stats: CompileStats, options: CompileOptions, state: Path) -> bool:
+    """Does the published build already describe this vault exactly — its notes, and what
+    usage makes of them (tiers, temperatures to 3 decimals, quality, CO_OCCURS)?"""
     if prev is None or options.full or stats.parsed or stats.deleted or stats.malformed:
         return False
     if prev.get("embedder", {}).get("id") != embedder_id or not prev.get("vectors_complete"):
         return False
     if prev.get("malformed") or prev.get("format") != A.FORMAT:
         return False
+    if prev.get("usage_sig") != usage.signature:
+        return False
     if not (state / A.PUBLIC_DIGEST).exists():
         return False  # the agents' digests are missing (deleted, or an older alaya)
     notes = prev.get("notes", {})
     if len(notes) != len(records):
         return False
+    tiers = usage.tiers
     return all(notes.get(r.path, {}).get("sha256") == r.checksum
-               and notes[r.path].get("tier") == tiers[r.key].tier for r in records)
-
-
+               and notes[r.path].get("tier") == tiers[r.key].tier
+               and notes[r.path].get("temperature") == round(tiers[r.key].temperature, 3)
+               for r in records)

@@ -39,7 +39,8 @@ TIER_CODES = {"HOT": 0, "WARM": 1}  # anything else (COLD): 2, no vector
 def write_recall_arrays(folder: Path, records: Sequence[NoteRecord], edges: Sequence[Edge],
                         unit_lines: Sequence[str], *, unit_tiers: Sequence[str] | None = None,
                         embedder: str | None = None, compiled_at: str | None = None,
-                        context: tuple[Sequence[int], Any] | None = None) -> None:
+                        context: tuple[Sequence[int], Any] | None = None,
+                        quality: dict[str, float] | None = None) -> None:
     import numpy as np
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -96,6 +97,12 @@ def write_recall_arrays(folder: Path, records: Sequence[NoteRecord], edges: Sequ
         context_row[np.asarray(rows, dtype=np.int64)] = np.arange(len(rows), dtype=np.int32)
         np.save(folder / "context_row.npy", context_row)
         np.save(folder / "context_vectors.npy", np.ascontiguousarray(matrix, dtype=np.float32))
+    # a ranking factor per node: < 1 for notes whose feedback is poor (compilers/usage.py)
+    node_quality = np.ones(len(nodes), dtype=np.float32)
+    for key, factor in (quality or {}).items():
+        if key in index:
+            node_quality[index[key]] = factor
+    np.save(folder / "node_quality.npy", node_quality)
     if unit_tiers is not None:
         np.save(folder / "unit_tier.npy", np.array([TIER_CODES.get(t, 2) for t in unit_tiers],
                                                    dtype=np.int8))

@@ -82,6 +82,8 @@ class NoteRecord:
     claims: tuple[dict[str, Any], ...]
     units: tuple[Unit, ...]
     extra: dict[str, Any] = field(default_factory=dict)
+    volatile: bool = False  # corrected often (seed 003 §3.3.3): decays twice as fast
+    stale: str | None = None  # why it may be outdated (a correction it depends on), or None
 
 
 def _card_text(note: Note, claims: list[str], extra: list[str]) -> str:
@@ -103,9 +105,15 @@ def _turn_units(note: Session) -> list[Unit]:
     marked = note.meta.get("injection_turns")
     flagged = {str(a) for a in marked} if isinstance(marked, list) else set()
     previous_ok = True
+    from vault_engine.text.names import name_forms
+
+    romanised: dict[str, str] = {}  # 李娜 → "li na lina": an English question finds her turns
     for turn in note.turns:
         when = turn.timestamp.date().isoformat() if turn.timestamp else day
         speaker = turn.name or turn.role
+        if speaker not in romanised:
+            romanised[speaker] = " ".join(sorted(f for f in name_forms(speaker) if f.isascii())
+                                          ) if re.search(r"[\u4e00-\u9fff]", speaker) else ""
         text = plain(turn.text)
         if not text:
             continue
@@ -122,8 +130,8 @@ def _turn_units(note: Session) -> list[Unit]:
                 if units and previous_ok else None
             previous_ok = True
             units.append(Unit(anchor=turn.anchor, embed_text=line,
-                              lexical=" ".join(tokenize(line)), snippet=line[:240],
-                              context=context))
+                              lexical=" ".join(tokenize(f"{line} {romanised[speaker]}")),
+                              snippet=line[:240], context=context))
     return units
 
 
@@ -160,7 +168,11 @@ def build_record(note: Note) -> NoteRecord:
     elif isinstance(note, Tombstone):
         extra_fields = {"merged_into": note.merged_into, "reason": note.reason}
     elif isinstance(note, Session):
-        extra_fields = {"turns": len(note.turns), "channel": note.channel, "agent": note.agent}
+        from vault_engine.text.names import name_forms
+
+        speakers = {t.name for t in note.turns if t.name}
+        extra_fields = {"turns": len(note.turns), "channel": note.channel, "agent": note.agent,
+                        "speakers": sorted({f for n in speakers for f in name_forms(n)})}
     title = redact(note.title) if has_secret(note.title) else note.title
     return NoteRecord(
         path=note.path, checksum=note.checksum, key=note.id or f"path:{note.path}",
@@ -174,7 +186,9 @@ def build_record(note: Note) -> NoteRecord:
         source_sessions=card.source_sessions if card else (),
         relations=relations, evidence_targets=evidence,
         claims=tuple(_masked(jsonable(claim_dict(c))) for c in claims), units=tuple(units),
-        extra=extra_fields)
+        extra=extra_fields, volatile=note.meta.get("volatile") is True,
+        stale=(str(note.meta.get("stale_reason") or "something it depends on changed")
+               if note.meta.get("stale") is True else None))
 
 
 def _masked(claim: dict[str, Any]) -> dict[str, Any]:

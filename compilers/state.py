@@ -21,7 +21,7 @@ from .digest import Fragment, make_fragment
 from .graph import Edge, resolve_edges
 from .records import NoteRecord
 
-RECORD_CACHE_VERSION = 7
+RECORD_CACHE_VERSION = 9  # 8: Chinese BM25 words and speakers' names in pinyin; 9: no injected turns, masked secrets
 
 
 @dataclass
@@ -88,12 +88,14 @@ class CompileState:
         self.token_ids = {}
         self.vocab_checked = 0
 
-    def fragment(self, rec: NoteRecord, tier: TierResult, out: Sequence[Edge]) -> Fragment:
+    def fragment(self, rec: NoteRecord, tier: TierResult, out: Sequence[Edge],
+                 derived: tuple[Edge, ...] = ()) -> Fragment:
         # While the resolved edges are those of the last compile (same signature), a note's
-        # out-edges cannot have changed: the global signature stands in for its own.
+        # resolved out-edges cannot have changed: the global signature stands in for its own.
+        # Edges derived from usage (CO_OCCURS) are not in it: they key the fragment themselves.
         edges_key = self.edges[0] if self.edges_reused and self.edges else (
             signature(repr(e) for e in out) if out else "")
-        key = (rec.checksum, tier.tier, round(tier.temperature, 3), edges_key)
+        key = (rec.checksum, tier.tier, round(tier.temperature, 3), edges_key, derived)
         old = self.fragments.get(rec.path)
         if old is not None and old.key == key:
             return old

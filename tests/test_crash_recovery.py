@@ -41,13 +41,13 @@ def uncommitted(vault: Path) -> set[str]:
 
 
 def killed_ingest(vault: Path, files: list[str], tmp_path: Path) -> None:
-    """Run `alaya ingest` with a git whose `commit` never returns, and kill -9 it there."""
+    """Run `alaya ingest` with a git whose `commit` (or `commit-tree`) never returns, and kill -9 it there."""
     real = shutil.which("git")
     assert real
     mark = tmp_path / "at-commit"
     wrapper = tmp_path / "git"
-    wrapper.write_text("#!/bin/sh\nfor a in \"$@\"; do if [ \"$a\" = commit ]; then "
-                       f"touch '{mark}'; exec sleep 600; fi; done\nexec '{real}' \"$@\"\n")
+    wrapper.write_text("#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in commit|commit-tree) "
+                       f"touch '{mark}'; exec sleep 600;; esac; done\nexec '{real}' \"$@\"\n")
     wrapper.chmod(0o755)
     env = {**os.environ, "GIT_PYTHON_GIT_EXECUTABLE": str(wrapper)}
     proc = subprocess.Popen([ALAYA, "--vault", str(vault), "ingest", *files], env=env,

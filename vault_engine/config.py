@@ -7,6 +7,7 @@ fatal. Secrets never live here: API keys come only from environment variables.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import tomllib
 from collections.abc import Mapping
@@ -26,10 +27,12 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "review": False,  # agents' writes go to the proposal branch (vault_engine/collab/review.py)
         "sessions_namespace": "agent",  # agent: an agent's sessions are its own | shared
         "ephemeral_ttl_hours": 24.0,  # <agent>-ephemeral notes are archived this long after
+        "timezone": "",  # IANA zone for dates said in sessions and shown to people; "": the system's
     },
     "git": {
         "commit": True,  # false: mutating commands behave as with --no-commit
-        "author_name": "alaya",  # used only when git has no user.name/user.email
+        "author": "",  # "Name <email>" of alaya's commits; empty: author_name <author_email>
+        "author_name": "alaya",  # author of alaya's commits (the user stays the committer)
         "author_email": "alaya@localhost",
     },
     "embedding": {
@@ -56,7 +59,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "daily_call_budget": 200,
     },
     "distill": {  # seed 004 L2/L3
-        "persona_every": 10,  # regenerate persona.md's block every N new or updated memories
+        "persona_every": 50,  # regenerate persona.md's block every N new memories (seed 004 L3)
         "max_scenes": 15,  # past this, the coldest scene is merged into its closest
     },
     "tiers": {  # seed 000 §3.3
@@ -83,6 +86,15 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "session_bm25_weight": 0.4,  # a session's BM25 as one document, added to its score
         "date_weight": 0.3,  # added for a note dated on a day or month the query names
     },
+    "lifecycle": {  # seed 003 §2.5.3, §3.2, §3.3
+        "co_occurs_min_queries": 3,  # recalled together in this many queries → CO_OCCURS
+        "quality_min_verdicts": 5,  # feedback verdicts before quality counts
+        "quality_low": 0.3,  # share of useful verdicts below which recall down-weights
+        "quality_factor": 0.5,  # … by this factor
+        "weak_similarity": 0.83,  # gaps: a weak recall's best hit this close is a synonym gap
+        "gap_days": 30,  # knowledge gaps: weak recalls of this many days
+        "gap_min_queries": 3,  # … this many on one topic make an open question
+    },
     "memory": {  # seed 002: six-factor promotion into MEMORY.md
         "budget_chars": 10_000,
         "min_score": 0.75,
@@ -95,6 +107,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "severity": {},  # rule code → "error" | "warning"
         "stale_days": 180,
         "low_confidence": 0.5,
+        "write_report": False,  # `alaya lint` regenerates reports/lint.md (else --write-report)
+        "commit_report": False,  # … and commits it (else --commit)
     },
 }
 
@@ -113,7 +127,55 @@ class Config:
         return self.values[name]
 
     def git_identity(self) -> tuple[str, str]:
+        """(name, email) alaya's commits are authored by: `[git] author`, else author_name
+        and author_email."""
+        author = str(self.get("git", "author")).strip()
+        if author:
+            name, _, email = author.partition("<")
+            if name.strip():
+                return name.strip(), email.rstrip(">").strip() or "alaya@localhost"
         return str(self.get("git", "author_name")), str(self.get("git", "author_email"))
+
+    def timezone(self) -> dt.tzinfo:
+        """`[vault] timezone` as a zone ("" → the system's zone)."""
+        return zone_named(str(self.get("vault", "timezone") or ""),
+                          where=str(self.path.name) if self.path else CONFIG_FILE)
+
+
+def system_timezone() -> dt.tzinfo:
+    """The machine's zone: `$TZ` when it names one, else the target of /etc/localtime, else
+    the offset the C library reports (a fixed offset, no daylight-saving rules), else UTC."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    candidates = [os.environ.get("TZ", "").lstrip(":")]
+    try:
+        target = os.path.realpath("/etc/localtime")
+        if "zoneinfo/" in target:
+            candidates.append(target.split("zoneinfo/", 1)[1])
+    except OSError:
+        pass
+    for name in candidates:
+        if name:
+            try:
+                return ZoneInfo(name)
+            except (ZoneInfoNotFoundError, ValueError):
+                continue
+    local = dt.datetime.now().astimezone().tzinfo
+    return local or dt.UTC
+
+
+def zone_named(name: str, *, where: str = CONFIG_FILE) -> dt.tzinfo:
+    """An IANA zone by name ("" → the system's); a bad name is a ConfigError with the fix."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if not name.strip():
+        return system_timezone()
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"[vault] timezone = {name!r} is not a time zone", path=where,
+                          fix='use an IANA name such as timezone = "Asia/Shanghai" or "UTC", '
+                              'or "" for the system\'s') from None
 
 
 def _coerce(section: str, key: str, value: Any, default: Any, path: Path | None) -> Any:

@@ -1,7 +1,13 @@
 """Recall telemetry: append-only events under `.alaya/telemetry/`, never in git.
 
-One JSON object per line: `{"ts": ISO, "query": str, "hits": [{"id", "score"}], "latency_ms"}`.
-`note_stats` aggregates them into what temperature, tiers and promotion need.
+One JSON object per line: `{"ts": ISO, "query": str, "hits": [{"id", "score", "relevance",
+"tier", "depth"}], "latency_ms", "expanded"}` for a recall, `{"ts", "feedback": verdict,
+"id", "reason"?}` for a useful / not-useful verdict. `note_stats` aggregates recalls into
+what temperature, tiers and promotion need.
+
+A hit's `relevance` is in [0, 1]: the query's cosine to the hit (clamped) when vectors took
+part, else the hit's score relative to the best hit of that recall. Events written before it
+existed count their score relative to the event's best.
 """
 
 from __future__ import annotations
@@ -57,24 +63,41 @@ def read_events(state_dir: Path) -> Iterable[dict[str, Any]]:
                 yield event
 
 
-def note_stats(state_dir: Path) -> dict[str, NoteStats]:
+def note_stats(state_dir: Path,
+               events: Iterable[Mapping[str, Any]] | None = None) -> dict[str, NoteStats]:
+    """Recall hits per note (feedback events are not recalls). `events`: already read."""
     stats: dict[str, NoteStats] = {}
-    for event in read_events(state_dir):
+    for event in read_events(state_dir) if events is None else events:
+        if "feedback" in event:
+            continue
         try:
             when = dt.datetime.fromisoformat(str(event.get("ts", "")).replace("Z", "+00:00"))
         except ValueError:
             continue
         query = str(event.get("query", ""))
-        for hit in event.get("hits") or []:
+        hits = [h for h in event.get("hits") or [] if isinstance(h, dict)]
+        top = max((float(h["score"]) for h in hits if isinstance(h.get("score"), int | float)),
+                  default=0.0)
+        for hit in hits:
             if not isinstance(hit, dict) or not hit.get("id"):
                 continue
             s = stats.setdefault(str(hit["id"]), NoteStats())
             s.access_count += 1
             s.last_accessed = max(filter(None, (s.last_accessed, when)))
             s.first_accessed = min(filter(None, (s.first_accessed, when)))
-            score = hit.get("score")
-            if isinstance(score, int | float):
-                s.scores.append(float(score))
+            s.scores.append(hit_relevance(hit, top))
             s.queries.add(query)
             s.days.add(when.date().isoformat())
     return stats
+
+
+def hit_relevance(hit: Mapping[str, Any], top: float) -> float:
+    """A hit's similarity in [0, 1]: its recorded relevance, else (older events) its score
+    relative to the best score of its recall."""
+    rel = hit.get("relevance")
+    if isinstance(rel, int | float) and not isinstance(rel, bool):
+        return max(0.0, min(1.0, float(rel)))
+    score = hit.get("score")
+    if isinstance(score, int | float) and not isinstance(score, bool) and top > 0:
+        return max(0.0, min(1.0, float(score) / top))
+    return 0.0

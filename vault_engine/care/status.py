@@ -111,14 +111,19 @@ def status(state_dir: Path, caller: Caller | None = None) -> dict[str, Any]:
     pages = digest["pages"]
     sessions = [p for p in pages if p["kind"] == "session"]
     starts = sorted(p["created"] for p in sessions if p.get("created"))
-    temps = [p["temperature"] for p in pages
-             if p["kind"] in ("card", "entity", "note", "session")]
-    bins = [(0.9, 1.01), (0.7, 0.9), (0.5, 0.7), (0.3, 0.5), (0.0, 0.3)]
-    histogram = [{"range": f"{lo:.1f}-{min(hi, 1.0):.1f}",
-                  "count": sum(1 for t in temps if lo <= t < hi)} for lo, hi in bins]
+    # every note the build holds, whatever its kind; temperatures are in [0, 1] (the top bin
+    # includes 1.0, the bottom one 0.0)
+    notes = list((manifest.get("notes") or {}).values())
+    if not all("temperature" in n for n in notes):  # a build from before temperatures
+        notes = pages
+    temps = [min(1.0, max(0.0, float(n.get("temperature") or 0.0))) for n in notes]
+    bins = [(0.9, 1.0), (0.7, 0.9), (0.5, 0.7), (0.3, 0.5), (0.0, 0.3)]
+    histogram = [{"range": f"{lo:.1f}-{hi:.1f}",
+                  "count": sum(1 for t in temps if lo <= t < hi or (hi == 1.0 and t == 1.0))}
+                 for lo, hi in bins]
     sizes = {tier: (build.path(name).stat().st_size if build.path(name).exists() else 0)
              for tier, name in A.VECTORS.items()}
-    tiers = Counter(p["tier"] for p in pages)
+    tiers = Counter(n.get("tier") for n in notes)
     events = sum(1 for _ in read_events(state_dir))
     return {
         "sessions": {"count": len(sessions), "oldest": starts[0] if starts else None,

@@ -1,9 +1,12 @@
 """Temperature and HOT / WARM / COLD tiers (seed 000 §3.3).
 
-    temperature = recency × frequency × relevance
-    recency     = exp(-days_since_created / 30)
+    temperature = recency × frequency × relevance          (each in [0, 1], so is it)
+    recency     = exp(-days_since_created / 30)             (/ 15 for a volatile note: it
+                                                              decays twice as fast, seed 003)
     frequency   = min(1, access_count / 20)
-    relevance   = mean similarity score of the note in recent recalls
+    relevance   = mean similarity of the note to the queries that recalled it, in [0, 1]
+                  (vault_engine.telemetry: the query's cosine to the hit, else its score
+                  relative to the recall's best)
 
 - HOT (vectors in RAM): pinned, or temperature ≥ hot_threshold, or created/accessed within
   recent_days, or accessed more than hot_access_count times.
@@ -32,6 +35,17 @@ class TierInput:
     key: str
     created: dt.datetime
     pinned: bool = False
+    volatile: bool = False
+
+
+def tier_input(key: str, created: dt.datetime | None, first_seen: dt.datetime | None,
+               now: dt.datetime, *, pinned: bool = False, volatile: bool = False) -> TierInput:
+    """What tiers need of one note — the single definition compile, introspect and status
+    share, so they agree: "created" is the later of its `created` key and when it entered
+    this vault (`first_seen` in the manifest), so importing old knowledge does not make it
+    cold on arrival; a note with neither entered now."""
+    entered = max(filter(None, (created, first_seen)), default=now)
+    return TierInput(key, entered, pinned, volatile)
 
 
 @dataclass(frozen=True)
@@ -40,13 +54,15 @@ class TierResult:
     temperature: float
 
 
-def temperature(created: dt.datetime, stats: NoteStats | None, now: dt.datetime) -> float:
+def temperature(created: dt.datetime, stats: NoteStats | None, now: dt.datetime, *,
+                volatile: bool = False) -> float:
     days = max(0.0, (now - created).total_seconds() / 86400)
-    recency = math.exp(-days / 30)
+    recency = math.exp(-days * (2.0 if volatile else 1.0) / 30)
     if stats is None:
         return 0.0
     frequency = min(1.0, stats.access_count / 20)
-    return round(recency * frequency * stats.relevance, 6)
+    relevance = max(0.0, min(1.0, stats.relevance))
+    return round(recency * frequency * relevance, 6)
 
 
 def assign_tiers(items: list[TierInput], stats: Mapping[str, NoteStats], now: dt.datetime,
@@ -59,7 +75,7 @@ def assign_tiers(items: list[TierInput], stats: Mapping[str, NoteStats], now: dt
     out: dict[str, TierResult] = {}
     for item in items:
         st = stats.get(item.key)
-        temp = temperature(item.created, st, now)
+        temp = temperature(item.created, st, now, volatile=item.volatile)
         age = (now - item.created).total_seconds() / 86400
         last = st.last_accessed if st and st.last_accessed else None
         idle = (now - last).total_seconds() / 86400 if last else age

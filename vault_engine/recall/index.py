@@ -55,6 +55,9 @@ class RecallIndex:
             if (folder / "unit_tier.npy").exists() else None
         self.node_ns = np.array(load("node_ns.npy")) if (folder / "node_ns.npy").exists() \
             else None
+        # a ranking factor per node (< 1 for poor feedback); builds before it: none
+        self.node_quality = np.array(load("node_quality.npy")) \
+            if (folder / "node_quality.npy").exists() else None
         self.adj = {d: (load(f"{d}_indptr.npy"), load(f"{d}_indices.npy"),
                         load(f"{d}_types.npy"), load(f"{d}_weights.npy")) for d in ("out", "in")}
         self._units_fh = build.path(A.UNITS).open("rb")

@@ -33,7 +33,11 @@ def node_json(index: RecallIndex, hit: Hit) -> dict[str, Any]:
         "tier": row.get("tier"), "namespace": row.get("namespace"),
         "source_sessions": row.get("source_sessions") or [],
         "snippet": row.get("snippet", ""),
+        # seed 003 §3.3: corrected often (decays twice as fast), or depends on a correction
+        "volatile": bool(row.get("volatile")), "stale": bool(row.get("stale")),
     }
+    if row.get("stale"):
+        out["stale_reason"] = str(row["stale"])
     if kind == "session":
         anchors = [index.row(u).get("anchor") for u, _ in hit.units if u >= 0]
         out["session_id"] = key
@@ -85,5 +89,26 @@ def prompt_block(result: Mapping[str, Any], *, max_chars: int = 4000) -> str:
         else:
             line = f"- {label} {n['title']}"
             line += f" — {text} ({ref})" if text and text != n["title"] else f" ({ref})"
-        lines.append(line)
+        lines.append(line + caution(n))
     return "\n".join(fit_lines(lines, max_chars)[0])
+
+
+def caution(node: Mapping[str, Any]) -> str:
+    """What a reader must know before trusting a memory: it may be outdated (something it
+    depends on was corrected) or it changes often (corrected three times or more)."""
+    notes = (["may be outdated"] if node.get("stale") else []) + (
+        ["changes often"] if node.get("volatile") else [])
+    return f" ⚠ {', '.join(notes)}" if notes else ""
+
+
+def flag_warnings(nodes: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One warning per shown memory that is stale or volatile, naming it and why."""
+    out = []
+    for n in nodes:
+        if n.get("stale"):
+            why = n.get("stale_reason") or "it depends on something that changed"
+            out.append(f"{n['id']} may be outdated: {why}")
+        if n.get("volatile"):
+            out.append(f"{n['id']} changes often (corrected three or more times): check it "
+                       "before relying on it")
+    return out

@@ -18,9 +18,6 @@ from .atomic import LateSave, Moved, _split, atomic_write, read_settled
 
 Vault = Any  # store/vault.py's Vault, typed loosely: vault.py calls this module
 
-MERGED = "merged back a save made while alaya wrote this file"
-
-
 def merge_lines(base: str, ours: str, theirs: str) -> str:
     """A three-way merge of text by lines; where both sides changed the same lines, ours
     then theirs (a union, as `git merge-file --union`: nothing dropped)."""

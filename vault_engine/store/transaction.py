@@ -34,6 +34,7 @@ class Transaction:
         self.commit = commit
         self.written: list[str] = []
         self.sha: str | None = None
+        self.uncommitted: list[str] = []  # written, but not separable from a person's edits
         self._backup: dict[str, bytes | None] = {}
         self._ours: dict[str, str] = {}  # path → checksum of what this change last wrote
         self._stack = contextlib.ExitStack()
@@ -58,6 +59,16 @@ class Transaction:
             if self._journal is not None:
                 self._journal.add(rel)
             self.written.append(rel)
+
+    def changed(self) -> list[str]:
+        """The paths written so far whose bytes differ from before the transaction."""
+        out = []
+        for rel in self.written:
+            full = self.vault.abspath(rel)
+            now = full.read_bytes() if full.exists() else None
+            if now != self._backup.get(rel):
+                out.append(rel)
+        return sorted(out)
 
     def create(self, rel: str, text: str) -> str:
         self._remember(rel)
@@ -94,11 +105,11 @@ class Transaction:
             if self.commit and self.written:
                 # a failed commit keeps the journal: the next command commits these files
                 self.sha = self._commit(self.written, self.message)
-            from .late import MERGED, reap
+            from .late import reap
 
-            merged = reap(self.vault)  # a save that landed while we wrote: merged back
-            if merged and self.commit:
-                self._commit(merged, self.message.split("\n", 1)[0] + f"\n\n{MERGED}")
+            # a save that landed while we wrote: merged back into the file, and left the
+            # person's to commit (alaya's change is in the commit above)
+            reap(self.vault)
             if self._journal is not None:
                 self._journal.close()
         finally:
@@ -112,9 +123,11 @@ class Transaction:
         from vault_engine.errors import GitError
 
         for attempt in range(5):
+            self.uncommitted.clear()
             try:
                 return history.commit_paths(self.vault.root, paths, message,
-                                            self.vault.config.git_identity())
+                                            self.vault.config.git_identity(),
+                                            before=self._backup, skipped=self.uncommitted)
             except GitError:
                 if attempt == 4:
                     raise

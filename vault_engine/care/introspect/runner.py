@@ -7,21 +7,26 @@ Phases, in order (seed 000 §4.7, seed 002 dreaming, seed 003 §3.2–3.3):
    evidence united, relations moved over, every link re-pointed, the other archived with
    `merged_into`); SIMILAR_TO added between cards in the middle band; custom relation types
    clustered into merge / alias / promote / refine suggestions (report only).
-3. **conflicts** — offline claim-conflict candidates (vault_engine.care.detection); with an LLM
-   configured each is judged by it first (a real contradiction? which side to keep?), any
-   other answer falls back to the rules: resolved where seed 003's rules allow (source trust
-   differs by more than 0.5 → the trusted side; else more than 90 days apart → the newer),
-   otherwise both marked `contested` with a CONTRADICTS link and listed in
-   reports/contradictions.md.
+3. **conflicts** — offline claim-conflict candidates (vault_engine.care.detection: values,
+   identifiers, quantities and negation, Chinese too); with an LLM configured each is judged
+   by it first, any other answer falls back to the rules: resolved where seed 003's rules allow
+   (source trust differs by more than 0.5 → the trusted side; else more than 90 days apart →
+   the newer), otherwise both marked `contested` with a CONTRADICTS link and listed in
+   reports/contradictions.md. Then passive validation (validation.py): later sessions that
+   confirm a claim raise its confidence, one that contradicts it contests it.
 4. **cooldown** — temperatures and tiers recomputed from recall telemetry (seed 000 §3.3, the
-   same function the compiler uses), HOT limit enforced; the tier table goes in the report.
-5. **forget** — cold, old, rarely recalled, unpinned cards that nothing links to are moved to
-   archive/ with the reason and date (never deleted; `alaya restore` brings one back); so is
-   a card whose feedback quality is below 0.2 after 5 or more verdicts (seed 003).
-6. **promote** — the six-factor score (seed 002) over recall telemetry; cards past the gates
-   are written into MEMORY.md's managed block as wikilinks with their score, within
-   `[memory] budget_chars`, the lowest score evicted first. Text outside the block is never
-   touched; when it alone exceeds the budget nothing is promoted and the report says so.
+   same inputs and function the compiler uses), HOT limit enforced.
+5. **forget** — cold, long-unused (per category), rarely recalled, unpinned cards no card or
+   entity depends on are moved to archive/ with the reason and date (never deleted; `alaya
+   restore` brings one back); so is a card whose feedback quality is below 0.2 after 5 or more
+   verdicts (seed 003). See forget.py.
+6. **promote** — dreaming (dreaming.py: Light, REM, Deep with recovery) and the six-factor
+   score (seed 002) over recall telemetry; cards past the gates are written into MEMORY.md's
+   managed block within `[memory] budget_chars`, the lowest score evicted first. Text outside
+   the block is never touched; when it alone exceeds the budget nothing is promoted and the
+   report says so.
+7. **gaps** — knowledge gaps (seed 003 §3.2.2): weak recalls grouped by topic and triaged into
+   classes A–D in reports/open-questions.md.
 
 Every phase appends its section to `reports/introspect-<date>.md` in the same commit as its
 changes, so `git log -p` reads like a dream diary. `dry_run` computes every plan and writes
@@ -41,10 +46,11 @@ from .conflicts import phase_conflicts
 from .consolidate import phase_consolidate
 from .cooldown import phase_cooldown
 from .forget import phase_forget
+from .gaps import phase_gaps
 from .phase import Context, PhaseResult, commit_phase
 from .promote import phase_promote
 
-PHASES = ("distill", "consolidate", "conflicts", "cooldown", "forget", "promote")
+PHASES = ("distill", "consolidate", "conflicts", "cooldown", "forget", "promote", "gaps")
 
 
 def phase_distill(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
@@ -54,7 +60,7 @@ def phase_distill(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     pending = list(select_sessions(ctx.vault, None, False))
     r.numbers["sessions_pending"] = len(pending)
     if ctx.dry_run:
-        r.lines = [f"- would distil [[{s.id or s.stem}]]" for s in pending]
+        r.lines = [f"- would distil [[{s.stem}]]" for s in pending]
         return r
     outcomes = distill(ctx.vault, commit=ctx.commit) if pending else []
     created = sum(len(o.applied.created) for o in outcomes if o.applied)
@@ -73,6 +79,7 @@ def phase_distill(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
 RUNNERS: dict[str, Callable[[Context, list[PhaseResult]], PhaseResult]] = {
     "distill": phase_distill, "consolidate": phase_consolidate, "conflicts": phase_conflicts,
     "cooldown": phase_cooldown, "forget": phase_forget, "promote": phase_promote,
+    "gaps": phase_gaps,
 }
 
 

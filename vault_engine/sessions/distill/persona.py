@@ -17,6 +17,7 @@ about them (cards of those types), regenerated every `[distill] persona_every` n
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,8 +30,10 @@ from vault_engine.store.namespaces import Caller
 from vault_engine.store.vault import Vault, VaultIndex
 
 from .apply import Applied, now_utc
+from .narrative import memory_date, merge_timelines, scene_block, timeline
 
 PERSONA_TYPES = ("preference", "instruction")
+_LINK_RE = re.compile(r"\[\[([^\]|#]+)")
 
 
 def _state_path(vault: Vault):  # type: ignore[no-untyped-def]
@@ -55,7 +58,7 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 
 
 def _card_line(card: Card, index: VaultIndex) -> str:
-    when = (card.created or now_utc()).date().isoformat()
+    when = memory_date(card, index) or now_utc().date().isoformat()
     claim = card.claims[0].text if card.claims else ""
     line = f"- [{when}] {format_link(link_target_for(card, index.resolver))} ({card.type})"
     return line + (f" — {claim}" if claim and claim != card.title else "")
@@ -146,8 +149,11 @@ def _update_scene(vault: Vault, index: VaultIndex, tx: Any, scenes: list[Note],
         def edit(doc: NoteText) -> None:
             body = doc.body
             old = read_block(body, "scene", best.path) or ""
-            merged = old + "".join(line + "\n" for line in lines if line not in old)
-            doc.body = replace_block(body, "scene", merged, path=best.path)
+            merged = merge_timelines(timeline(old), lines)
+            members = _members(index, merged, cards)
+            all_tags = sorted(set(doc.frontmatter.data.get("tags") or []) | tags)
+            doc.body = replace_block(body, "scene", scene_block(vault, members, merged, all_tags, index),
+                                     path=best.path)
             doc.set("heat", int(doc.frontmatter.data.get("heat") or 0) + 1)
             doc.set("tags", sorted(set(doc.frontmatter.data.get("tags") or []) | tags))
             doc.set("updated", now_utc())
@@ -158,8 +164,9 @@ def _update_scene(vault: Vault, index: VaultIndex, tx: Any, scenes: list[Note],
     rel = f"scenes/{safe_filename(title)}.md"
     if (vault.root / rel).exists():
         return f"'{title}' exists"
-    body = (f"# {title}\n\n<!-- alaya:scene:start -->\n" + "\n".join(lines)
-            + "\n<!-- alaya:scene:end -->\n\n## Notes\n\n")
+    block = scene_block(vault, list(cards), merge_timelines(lines), sorted(tags), index)
+    body = (f"# {title}\n\n<!-- alaya:scene:start -->\n" + block
+            + "<!-- alaya:scene:end -->\n\n## Notes\n\n")
     text = new_note_text({"id": new_id("scene", index.ids()), "title": title, "heat": 1,
                           "tags": sorted(tags), "created": now_utc(), "updated": now_utc()},
                          body)
@@ -181,9 +188,15 @@ def _merge_coldest(vault: Vault, tx: Any, scenes: list[Note]) -> str:
     text = (vault.root / coldest.path).read_text(encoding="utf-8")
     moved = read_block(text, "scene", coldest.path) or ""
 
+    index = vault.load()
+
     def edit(doc: NoteText) -> None:
         old = read_block(doc.body, "scene", target.path) or ""
-        doc.body = replace_block(doc.body, "scene", old + moved, path=target.path)
+        merged = merge_timelines(timeline(old), timeline(moved))
+        members = _members(index, merged, ())
+        block = scene_block(vault, members, merged, sorted(set(target.tags) | set(coldest.tags)),
+                            index)
+        doc.body = replace_block(doc.body, "scene", block, path=target.path)
         doc.set("heat", heat(target) + heat(coldest) + 1)
         doc.set("tags", sorted(set(target.tags) | set(coldest.tags)))
 
@@ -191,7 +204,20 @@ def _merge_coldest(vault: Vault, tx: Any, scenes: list[Note]) -> str:
     archived = NoteText.parse(text, path=coldest.path)
     archived.set("archived", now_utc())
     archived.set("archived_reason", "merged")
-    archived.set("merged_into", format_link(target.stem))
+    archived.set("merged_into", format_link(target.stem, display=target.title))
     tx.create("archive/" + coldest.path, archived.render())
     tx.delete(coldest.path, vault.current_checksum(coldest.path))
     return f"merged '{coldest.title}' into '{target.title}'"
+
+
+def _members(index: VaultIndex, lines: Sequence[str], fresh: Sequence[Card]) -> list[Card]:
+    """The cards a scene's timeline links (and the ones just added, which the index may not
+    hold yet)."""
+    out: dict[str, Card] = {c.path: c for c in fresh}
+    for line in lines:
+        for target in _LINK_RE.findall(line):
+            # a scene's own timeline (alaya's block): older ones link by id, newer by name
+            note = index.resolver.resolve(target, "scenes/", extras=True).note
+            if isinstance(note, Card):
+                out.setdefault(note.path, note)
+    return list(out.values())
