@@ -52,6 +52,8 @@ OWN: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("stripe-key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9a-zA-Z]{16,}")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
     ("bearer-token", re.compile(r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/-]{20,}=*)")),
+    ("basic-auth", re.compile(  # Authorization: Basic base64(user:password)
+        r"(?i)\bbasic\s+(?P<v>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")),
     ("url-credentials", re.compile(
         r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,15}://[^\s:/@'\"`]*:(?P<v>[^\s/@'\"`]{3,200})@")),
     ("password", re.compile(  # KEY=value, KEY: value, "key": "value"
@@ -70,18 +72,21 @@ OWN: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(?i)(?:token|api ?key|secret|password)\s*(?:是|为|改成了?|改为|设为|设置为|换成了?)\s*"
         rf"['\"`“「]?{_VALUE}")),
 )
-_GROUPED = {"bearer-token", "url-credentials", "password"}  # only group `v` is the secret
+_GROUPED = {"bearer-token", "basic-auth", "url-credentials", "password"}  # only group `v` is the secret
 _PLACEHOLDER_RE = re.compile(
     r"^(?:[<{$%*•.#_-]|x{3,}|redacted|\[redacted|none$|null$|true$|false$|example|your)",
     re.I)
-_CODE_RE = re.compile(r"[()\[\]{}$]|^(?:os|process|env|self|this|config|settings)\.", re.I)
+# code, not a value: a call or an index, a shell variable ($DB_PASS, ${X}, $(cmd)), an attribute
+# path (os.environ…); a `$` inside a word ("My$qlR00t#88") is just a symbol
+_CODE_RE = re.compile(r"[()\[\]{}]|^\$|\$[{(]|^(?:os|process|env|self|this|config|settings)\.",
+                      re.I)
 _TRAIL = ".,;:!?)>]}*\\"
 # Every rule above and every detect-secrets plugin needs one of these: a keyword, a known
 # prefix, a URL, or a long run of token characters. Text without any is skipped at the cost
 # of one search (most of a conversation), which keeps the compiler's masking cheap.
 _TRIGGER = re.compile(
     r"(?i)sk-|gh[pousr]_|github_pat|glpat|gl(?:sa|c)_|akia|asia|abia|acca|xox|hooks\.slack|"
-    r"aiza|_live_|_test_|eyj|bearer|://|private|pass|pwd|secret|key|token|credential|auth|"
+    r"aiza|_live_|_test_|eyj|bearer|basic|://|private|pass|pwd|secret|key|token|credential|auth|"
     r"\bpin\b|密码|口令|密钥|秘钥|私钥|令牌|凭据|凭证|[A-Za-z0-9+/=_-]{20}|"
     r"(?=[A-Za-z+/_-]*\d)[A-Za-z0-9+/_-]{10}")
 
@@ -137,12 +142,27 @@ def _credential_like(value: str) -> bool:
         (digits and symbols)
 
 
+def _basic_credentials(value: str) -> bool:
+    """Does `value` decode as HTTP Basic credentials ("user:password")?"""
+    import base64
+    import binascii
+
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    text = decoded.decode("utf-8", "replace")
+    return ":" in text and text.isprintable() and len(text.split(":", 1)[1]) >= 1
+
+
 def _own_hits(text: str) -> Iterator[SecretHit]:
     for kind, pattern in OWN:
         for m in pattern.finditer(text):
             if kind in _GROUPED and m.groupdict().get("v") is not None:
                 value = m.group("v").rstrip(_TRAIL)
                 if kind in ("password", "url-credentials") and not _credential_like(value):
+                    continue
+                if kind == "basic-auth" and not _basic_credentials(value):
                     continue
                 start = m.start("v")
                 yield SecretHit(kind, start, start + len(value))
