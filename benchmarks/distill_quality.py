@@ -279,7 +279,10 @@ def negative_hits(negatives: list[dict], cards: list[CardView]) -> dict[str, Any
         want = "gotcha" if n["must_not_type"] == "fix" else n["must_not_type"]
         phrase = norm(n["phrase"])
         for c in cards:
-            if n["session"] not in c.sessions or c.type != want:
+            # the annotation names the turn whose text must not become that type: a card of
+            # the right type from another turn (the user rejecting the wording) is no hit
+            if n["session"] not in c.sessions or c.type != want or \
+                    (n["session"], f"t{n['turn']}") not in c.turns:
                 continue
             text = c.text if n["must_not_type"] != "fix" else norm(
                 "\n".join(cl["text"] for cl in c.claims if cl["text"].casefold().startswith(

@@ -84,7 +84,7 @@ def _open_problem(units: list[Unit], problems: list[Problem]) -> None:
     from .classify import no_memory
 
     # a report, not an explanation or a rule: sentences another type claims are not problems
-    own = [u for u in units if u.own and cues.has(u.text, "error") and not cues.has(u.text, "fix")
+    own = [u for u in units if u.own and _reports_error(u.text)
            and u.kind in (None, "event", "fact") and not no_problem(u) and not no_memory(u)]
     if not units[0].user:  # the assistant reports an error only in so many words
         own = [u for u in own if re.search(r"(?i)\berror:|failed\s+with|报错[：:]", u.text)]
@@ -102,6 +102,16 @@ def _open_problem(units: list[Unit], problems: list[Problem]) -> None:
     problems.append(Problem(turn.anchor, description, toks, strong, units=own[:2]))
 
 
+def _reports_error(text: str) -> bool:
+    """An error said, and not taken back after it: "the restart worked, but the notification
+    failed" reports one, "改完之后报错没再出现" does not."""
+    errors = [m.end() for m in cues.finditer(text, "error")]
+    if not errors:
+        return False
+    fixes = [m.end() for m in cues.finditer(text, "fix")]
+    return not fixes or max(errors) > max(fixes)
+
+
 def no_problem(unit: Unit) -> bool:
     return cues.has(unit.text, "status") or cues.has(unit.text, "self_recovery")
 
@@ -112,20 +122,78 @@ def _fix_text(unit: Unit, turn_units: list[Unit]) -> str:
     text = unit.text
     if not _ACTION_RE.search(strip_filler(text, labels=False)):
         before = [u for u in turn_units if u.sentence.start < unit.sentence.start]
+        after = [u for u in turn_units if u.sentence.start > unit.sentence.start]
         if before and _ACTION_RE.search(before[-1].sentence.text):
             text = f"{before[-1].sentence.text}；{text}"
+        elif after and _ACTION_RE.search(after[0].sentence.text) and after[0].kind in (None, "fact"):
+            text = f"{text}{'' if re.search(r'[。.]$', text) else '；'}{after[0].sentence.text}"
+            after[0].consumed, after[0].kind = True, None
     return text
+
+
+_FIX_CLOSURE_RE = re.compile(r"(?i)^(?:so\s+)?(?:that's|that\s+is|it's)\s+(?:fixed|sorted|solved|resolved)\b"
+                             r"|^(?:so\s+)?(?:all\s+)?(?:fixed|sorted)\s+now\b|^(?:这样|这下)?(?:问题)?(?:就)?(?:解决了|搞定了|好了)[。！!]?$")
+
+
+def _findings(units: list[Unit], before: list[Unit], problems: list[Problem]) -> None:
+    """While a problem is open, the user's finding is its cause: what they looked up ("查了下，
+    …", "it turns out …", "I found …") or their yes to the assistant's guess ("确实，证书 6 月
+    6 日过期了" after "是不是证书过期了？"; "对，order_logs 没有主键" after "有主键吗？")."""
+    if not any(not p.fixes for p in problems) or not units or not units[0].user:
+        return
+    asked = bool(before) and not before[0].user and any(
+        cues.has(u.text, "hypothesis") or u.sentence.question for u in before)
+    for i, u in enumerate(units):
+        if u.consumed or not u.own or u.kind not in (None, "fact", "event") or word_count(u.text) < 6:
+            continue
+        body = strip_filler(u.text, labels=False) if i else u.text
+        if cues.has(body, "investigation") or (i == 0 and asked and cues.has(u.text, "confirmation")):
+            u.kind = "gotcha"
+
+
+def _remedy(u: Unit, open_: list[Problem]) -> bool:
+    """The assistant's own completed action while a problem is open ("I raised maxmemory to
+    6gb …", "I restored the PutObject permission …"): the fix it applied."""
+    from .classify import _DONE_RE
+
+    return bool(open_) and not u.user and u.kind == "fact" and bool(_DONE_RE.search(u.text))
+
+
+def _closure(u: Unit, units: list[Unit]) -> str | None:
+    """"So that's fixed." / "问题解决了。" closing a turn: the sentences before it are the fix."""
+    if not u.user or not _FIX_CLOSURE_RE.search(strip_filler(u.text, labels=False)):
+        return None
+    before = [x for x in units if x.sentence.start < u.sentence.start and not x.consumed][-3:]
+    if not before:
+        return None
+    for x in before:
+        x.consumed, x.kind = True, None
+    return " ".join(x.text for x in before + [u])
 
 
 def link_problems(turns: list[list[Unit]]) -> list[Problem]:
     """Walk the session in order: open problems, attach causes, close them with fixes."""
     problems: list[Problem] = []
     first_user = next((u for units in turns for u in units if u.user and u.own), None)
+    previous: list[Unit] = []
     for units in turns:
         if not units:
             continue
         _open_problem(units, problems)
-        for u in units:
+        _findings(units, previous, problems)
+        previous = units
+        for u in list(units):
+            closed = _closure(u, units) if any(not p.fixes for p in problems) else None
+            if closed is not None:
+                target = next((p for p in reversed(problems) if not p.fixes), None)
+                if target is not None:
+                    target.fixes.append((u, closed))
+                    for reported in target.units:
+                        reported.consumed = True
+                    u.consumed, u.kind = True, None
+                continue
+            if _remedy(u, [p for p in problems if not p.fixes]):
+                u.kind = "fix"
             if u.consumed or u.kind not in ("gotcha", "fix"):
                 continue
             open_ = [p for p in problems if not p.fixes]

@@ -32,13 +32,15 @@ import re
 from dataclasses import dataclass, field
 
 from vault_engine.store.model import Turn
-from vault_engine.text import cues
+from vault_engine.text import cues, mood
 from vault_engine.text.entities import is_identifier
 from vault_engine.text.injection import is_injection
 from vault_engine.text.secrets import find_secrets
 from vault_engine.text.segment import Sentence, clause_spans, clauses, sentences
 from vault_engine.text.titles import strip_filler, weight, word_count
 from vault_engine.text.when import TimeMention, mentions
+
+from .directive import directive
 
 USER_ROLES = ("user", "human")
 MIN_WORDS = 3  # a Chinese character counts as a word: "以后别在周五下午发版" is 10
@@ -117,9 +119,13 @@ def without_credentials(text: str) -> str:
     return out if word_count(out) >= MIN_WORDS else ""
 
 
+# a sentence that names the one before as the cause or the trap ("根因找到了。", "这是最坑的地方。")
 _ANAPHORIC_CAUSE_RE = re.compile(r"(?i)^(?:根因就是这个|原因就是这个|这就是根因|问题就出在这|就是这个原因|"
+                                 r"(?:根因|原因|问题)(?:终于|总算)?找到了|找到(?:根因|原因)了|这(?:就)?是(?:最|个|一个)?"
+                                 r"坑|这(?:是|就是)(?:最|真)?坑的地方|这(?:就|才)是关键|"
                                  r"that's\s+the\s+(?:root\s+)?cause|that\s+was\s+the\s+(?:root\s+)?cause|"
-                                 r"that's\s+why)")
+                                 r"that's\s+why|that's\s+the\s+culprit|that\s+explains\s+it|"
+                                 r"that's\s+the\s+(?:gotcha|trap)|mystery\s+solved)")
 _STRONG = ("decision", "instruction", "preference", "gotcha", "event", "fix")
 
 
@@ -134,6 +140,8 @@ def _clause_kind(text: str, sentence: Sentence, user: bool, anchor: dt.datetime 
         return None  # a reason belongs to what it explains
     if _CHANGE_FACT_RE.search(body):
         return "fact"  # a value replaced
+    if mood.attribute(body) or mood.assignment(mood.mask_mentions(body)) and not _LIFE_EVENT_RE.search(body):
+        return "fact"  # 我是讲师, 这几天 DB 的事找张伟
     kind = classify(probe)
     if kind in _STRONG:
         return kind
@@ -195,7 +203,8 @@ def active_text(text: str) -> tuple[str, float]:
         if keep and _REASON_RE.match(c):
             continue
         keep.append(c)
-    return " ".join(keep), (oneoff / total if total else 0.0)
+    joiner = "，" if re.search(r"[\u4e00-\u9fff]", text) else ", "
+    return joiner.join(keep), (oneoff / total if total else 0.0)
 
 
 def has_values(text: str) -> bool:
@@ -204,9 +213,17 @@ def has_values(text: str) -> bool:
     return any(is_identifier(m.group(0)) for m in re.finditer(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+", text))
 
 
-def dated(unit: Unit) -> bool:
-    return any(m.when is not None and not m.recurring and not m.inferred
-               and m.granularity in ("day", "minute", "month") for m in unit.times)
+def dated(unit: Unit, loose: bool = False) -> bool:
+    """Said with a resolved date (a day, a time, a month). `loose` also takes a week or a
+    quarter and a clock time whose day is the day it was said ("since the 16:05 deploy",
+    "fired at 3am"): enough for a report of what happened."""
+    grains = ("day", "minute", "month", "week", "quarter") if loose else ("day", "minute", "month")
+    return any(m.when is not None and not m.recurring and (loose or not m.inferred)
+               and m.granularity in grains for m in unit.times)
+
+
+def recurring(unit: Unit) -> bool:
+    return any(m.recurring for m in unit.times)
 
 
 def _content_words(text: str, kind: str) -> int:
@@ -244,6 +261,27 @@ def classify(unit: Unit, header: Unit | None = None) -> str | None:
         return None
     if not unit.user:
         return _assistant_type(unit, text, hits)
+    return _user_type(unit, text, active, oneoff_share, hits, header)
+
+
+# "we upgraded Redis to 7.2": a happening in the past tense is an event, dated or not
+_HAPPENED_RE = re.compile(r"(?i)^(?:we|they|the\s+team|[A-Z][\w-]+)\s+(?:have\s+|had\s+)?(?:upgraded|"
+                          r"migrated|deployed|released|launched|rebuilt|rolled\s+out|cut\s+over|"
+                          r"switched|moved)\b")
+# a value moved from one number to another: the new value is a fact
+_VALUE_CHANGE_RE = re.compile(r"(?i)从\s*\S{1,12}?\s*(?:加|调|扩|降|提|涨|改|升|缩|减)(?:到|成|为|至)\s*\d"
+                              r"|\bfrom\s+[\d.]+\s*\w{0,3}\s+to\s+[\d.]+")
+_LIFE_EVENT_RE = re.compile(r"入职|离职|出差|生日|搬家|请假|年假|婚礼|团建|面试|体检|旅行|上线|发布|发版|"
+                            r"(?i:\btrip\b|\bflight\b|\bbirthday\b|\bwedding\b|\binterview\b|\bjoin(?:s|ed)\b"
+                            r"|\bleft\b|\bleaves\b|\bstart(?:s|ed)\s+(?:on|at)\b)")
+
+
+def _user_type(unit: Unit, text: str, active: str, oneoff_share: float,
+               hits: dict[str, list[str]], header: Unit | None) -> str | None:
+    """The user's own words, by precedence (docs/distill.md): a label; a one-off task; an
+    attribute; a decision with its reason or its alternative; a confirmed fix; a wish or a
+    duty (`directive`); a cause or trap; a value replaced; a dated happening; a light
+    decision; the list's header; a concrete value."""
     label = cues.label(strip_filler(text, labels=False))
     if label:
         unit.label = label
@@ -252,16 +290,26 @@ def classify(unit: Unit, header: Unit | None = None) -> str | None:
         return "event" if dated(unit) and cues.has(text, "event") else None
     if "emphasis" in hits and word_count(active) <= 12:
         return None  # "这条务必记住": it makes the sentence before a rule (see _promote_emphasis)
-    if ("decision" in hits or re.search(r"改一下[：:]", text)) and \
-            _content_words(active, "decision") >= 4:
+    if header is not None and header.label:
+        # a labelled list ("决定：", "踩过的坑：") types its items; a dated one is an event
+        return "event" if dated(unit) and "event" in hits else header.label
+    masked = mood.mask_mentions(active)
+    first = clauses(masked)[0] if clauses(masked) else masked
+    if mood.attribute(first) and "decision" not in hits:
+        return "fact"  # 我生日是 7 月 3 日, 我是讲师
+    if "decision" in hits and _content_words(active, "decision") >= 4:
         return "decision"
     if "fix" in hits and "status" not in hits and "self_recovery" not in hits and (
             "error" in hits or "fix" in cues.hits(text) and not cues.has(active, "instruction")):
         return "fix"
-    if "instruction" in hits:
-        return "instruction"
-    if "preference" in hits:
-        return "fact" if _THIRD_PERSON_RE.search(active) else "preference"
+    if (mood.agentive_change(masked) or "decision_weak" in hits) and (
+            mood.reason_marker(masked) or mood.alternative(masked)) and "error" not in hits:
+        return "decision"  # a change made with its reason, a choice against an alternative
+    wish = directive(active)
+    if wish == "preference" and _THIRD_PERSON_RE.search(active):
+        return "fact"
+    if wish:
+        return wish
     if "gotcha" in hits and (_content_words(active, "gotcha") < 5):
         return None  # "踩过的坑又一个": a remark about the sentence before
     if "gotcha" in hits and ("error" in hits or not re.fullmatch(
@@ -272,8 +320,14 @@ def classify(unit: Unit, header: Unit | None = None) -> str | None:
         return "fix"
     if _CHANGE_FACT_RE.search(active) and not dated(unit) or re.search(r"换班|改值", active):
         return "fact"  # a value replaced: 交接时间也改了…, 我跟他换班了…
-    if dated(unit) and ("event" in hits or "change" in hits or _names_someone(active)):
+    if _VALUE_CHANGE_RE.search(active) and not _LIFE_EVENT_RE.search(active):
+        return "fact"  # 内存从 32G 加到 64G
+    if mood.assignment(masked) and not _LIFE_EVENT_RE.search(masked):
+        return "fact"  # 6 月的 on-call 是我, 这几天 DB 的事找张伟
+    if _event(unit, active, hits):
         return "event"
+    if "decision_weak" in hits and _content_words(active, "decision_weak") >= 4:
+        return "decision"
     if header is not None and header.kind in ("decision", "instruction", "preference", "gotcha"):
         return header.kind
     if has_values(active) and word_count(active) >= 4 and "error" not in hits \
@@ -284,6 +338,19 @@ def classify(unit: Unit, header: Unit | None = None) -> str | None:
     return None
 
 
+def _event(unit: Unit, active: str, hits: dict[str, list[str]]) -> bool:
+    """Something that happens at a time: a dated event word, a dated change, a dated person
+    (not a recurring schedule), a report of what happened with a loose time, or a happening
+    in the past tense."""
+    if dated(unit) and ("event" in hits or "change" in hits):
+        return True
+    if dated(unit) and not recurring(unit) and _names_someone(active):
+        return True
+    if dated(unit, loose=True) and "event" in hits:
+        return True
+    return bool(_HAPPENED_RE.match(strip_filler(active, labels=False)))
+
+
 def _names_someone(text: str) -> bool:
     from vault_engine.text.names import chinese_names, english_person_names
 
@@ -292,8 +359,12 @@ def _names_someone(text: str) -> bool:
 
 def _assistant_type(unit: Unit, text: str, hits: dict[str, list[str]]) -> str | None:
     body = strip_filler(text, labels=False)
-    if "restatement" in cues.hits(text) or "suggestion" in hits or _PLAN_RE.match(body):
+    if "restatement" in cues.hits(text) or _PLAN_RE.match(body):
         return None
+    if "suggestion" in hits:
+        # advice is no memory — unless it warns what goes wrong otherwise ("建议同时开 X，否则从库
+        # 上事务提交顺序可能和主库不一致"): that trap is worth keeping
+        return "gotcha" if "warning" in hits and word_count(body) >= 12 else None
     if re.search(r"(?i)\b(?:we(?:'ll|\s+will)\s+go\s+with|we\s+decided|decision\s+is|"
                  r"(?:we|i)\s+(?:chose|settled\s+on))\b|已?决定", body):
         return "decision"
@@ -327,9 +398,11 @@ def assign(units: list[Unit]) -> None:
         if _LEAD_IN_RE.search(u.sentence.text) and not u.sentence.item:
             if (nxt is not None and nxt.sentence.quoted is not None and u.sentence.quoted is None
                     or _code_follows(u)) and not re.search(r"\d|[a-z]+-[a-z]+-?\d", u.text):
-                u.kind, u.consumed = None, True  # "HR 发来的邮件你也看下：" introduces material
+                if not _keep_before_lead_in(u):
+                    u.kind, u.consumed = None, True  # "HR 发来的邮件你也看下：" introduces material
                 continue
             header = u
+            u.label = u.label or cues.bare_label(strip_filler(u.text, labels=False))
             if u.kind is None:
                 header_hits = cues.hits(u.text)
                 u.kind = next((k for k in ("decision", "instruction", "preference", "gotcha")
@@ -351,6 +424,20 @@ def _anaphoric_cause(units: list[Unit]) -> None:
         prev.kind = "gotcha"
         prev.text = f"{prev.text}{'' if re.search(r'[。.]$', prev.text) else '。'}{u.text}"
         u.kind, u.consumed = None, True
+
+
+def _keep_before_lead_in(unit: Unit) -> bool:
+    """"改成 `secrets.MATCH_PASSWORD` 之后证书能解密了，结果签名又报：" before a log: the
+    clauses before the lead-in still say something — keep them as the unit."""
+    spans = clause_spans(unit.text)
+    if len(spans) < 2:
+        return False
+    rest = unit.text[:spans[-1][0]].strip().rstrip("，,；;：:")
+    if word_count(rest) < 6:
+        return False
+    unit.text = rest
+    unit.kind = classify(unit)
+    return unit.kind is not None
 
 
 def _code_follows(unit: Unit) -> bool:
