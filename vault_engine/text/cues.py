@@ -67,7 +67,7 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"\bmake\s+sure\b", r"\bremember\s+(?:to|that)\b",
          r"\bfrom\s+now\s+on\b", r"\bevery\s+time\b", r"\beach\s+time\b", r"\b(?:do\s+not|don't)\s+ever\b",
          r"\bunder\s+no\s+circumstances\b", r"\bis\s+required\b", r"\brequired\s+to\b",
-         r"(?:^|[:：]\s*)no\s+[\w\s-]{3,40}\s+(?:from|until|before|after)\b", r"\bstanding\s+rule\b",
+         r"(?:^|[:：，,]\s*)no\s+[\w\s-]{3,40}\s+(?:from|until|before|after)\b", r"\bstanding\s+rule\b",
          r"\bgoing\s+forward\b"),
     ),
     "decision": (

@@ -526,7 +526,7 @@ def _join_context(units: list[Unit]) -> None:
                                                     or _IMPERATIVE_EVENT_RE.match(body)))
         # "the Postgres 16 upgrade is moving." then "… push it from May 16 to May 23": the
         # event is named in the sentence before, its date in this one
-        lean = lean or (u.kind == "event" and prev.kind in (None, "fact") and not dated(prev)
+        lean = lean or (u.kind in ("event", "decision") and prev.kind in (None, "fact") and not dated(prev)
                         and cues.has(prev.text, "event") and bool(
                             re.search(r"(?i)\b(?:it|this|that)\b|这个|它", body)))
         if lean and word_count(prev.text) >= MIN_WORDS and not prev.sentence.question \
