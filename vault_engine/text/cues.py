@@ -53,6 +53,8 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"\bi\s+(?:don't|do\s+not)\s+(?:like|want)\b", r"\bplease\b", r"\bpreference\b",
          r"\bno\s+[\w-]+(?:\s+[\w-]+)?\s+though\b", r"\bis\s+fine\b", r"\bworks\s+for\s+me\b",
          r"\bi'm\s+(?:vegetarian|vegan|allergic)\b", r"\bi\s+(?:always|never)\s+\w+",
+         r"^(?:please\s+)?(?:don't|do\s+not)\s+(?:use|write|send|put|add|give|call|schedule|book|cc|"
+         r"ping|page|tag|mention|translate)\b", r"\bwe\s+(?:really\s+)?(?:hate|dislike|prefer|like|love)\b",
          r"\b(?:not|never)\s+to\s+book\b", r"\bi\s+mean\b",
          r"\b(?:answer|reply|respond|write|talk)\s+(?:to\s+me\s+)?in\s+(?:chinese|english|mandarin|\w+\s+chinese)\b",
          r"\bkeep\s+(?:it|answers|replies)\s+(?:short|brief)\b"),
@@ -122,9 +124,11 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (r"报错", r"错误", r"失败", r"异常", r"超时", r"崩溃", r"挂了?", r"拉不下来", r"发不出去?",
          r"连不上", r"打满", r"不停重启", r"卡住", r"泄漏", r"拒绝", r"写不进去", r"用满了?",
          r"过多", r"掉到", r"出事", r"延迟告警", r"涨得很奇怪",
-         r"过期", r"一直涨", r"积压", r"卡在", r"慢了", r"对不上", r"拿不到", r"丢了", r"不停"),
+         r"过期", r"一直涨", r"积压", r"卡在", r"慢了", r"对不上", r"拿不到", r"丢了", r"不停", r"飙(?:到|升)",
+         r"暴涨"),
         (r"\berror\b", r"\bexception\b", r"\bfail(?:ed|ing|s|ure)?\b", r"\bfatal\b", r"\bpanic\b",
-         r"\bcrash(?:ed|es|ing|loop\w*)?\b", r"\btimed?\s*out\b", r"\btimeout\b", r"\brefused\b",
+         r"\bcrash(?:ed|es|ing|loop\w*)?\b", r"\btimed?\s*out\b", r"\b(?:timing|times)\s+out\b",
+         r"\btimeout\b", r"\brefused\b", r"\b(?:jumped|spiked|shot\s+up|climbed)\s+to\b", r"\bspik(?:e|ed|ing)\b",
          r"\bdenied\b", r"\bforbidden\b", r"\bnot\s+found\b", r"\boom\b", r"\bout\s+of\s+memory\b",
          r"\bbroken?\b", r"\brejected?\b", r"\bexpired\b", r"\bevicted\b", r"\bstale\b",
          r"\bcan(?:not|'t)\s+log\s+in\b", r"\bslow\b", r"\blag(?:ging)?\b", r"\bdoubled\b",
@@ -136,7 +140,8 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"体检", r"旅行", r"出发", r"回(?:上海|北京|来|国)", r"去(?:[\u4e00-\u9fff]{2})", r"预约",
          r"上门", r"排班", r"值班", r"开始(?:去|上|进|接)", r"过[^，。]{0,4}(?:生日|OKR)", r"转学",
          r"幼儿园", r"停写", r"shadow", r"婚礼", r"约了",
-         r"迁(?:移|到)", r"切(?:换|到|过去|的)", r"下线", r"升\s*v?\d", r"升到", r"meetup", r"大会", r"讲座",
+         r"迁(?:移|到)", r"切(?:换|到|过去|的)", r"下线", r"升(?:级)?(?:到)?\s*(?:[A-Za-z][\w.+-]*\s*)?v?\d", r"升到",
+         r"年会", r"聚餐", r"发布会", r"分享会", r"(?:举|开|在[^，。]{1,12})办", r"meetup", r"大会", r"讲座",
          r"(?:上午|下午|晚上|凌晨|中午|早上|点)\s*(?:做|执行|进行|跑|切|操作|动手|搞)", r"开始涨", r"告警响",
          r"搬到", r"上班"),
         (r"\btrip\b", r"\bflight\b", r"\bflying\b", r"\bdeploy(?:ed|ment)?\b", r"\brelease[sd]?\b",
@@ -189,9 +194,9 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # the liking words: a preference said in so many words
     "liking": (
         (r"喜欢", r"偏好", r"习惯", r"倾向", r"讨厌", r"受不了", r"更想", r"宁可", r"不感冒", r"看不惯"),
-        (r"\bi\s+(?:really\s+|much\s+|generally\s+|also\s+|do\s+)?(?:prefer|like|love|enjoy|hate|dislike"
-         r"|can't\s+stand)\b", r"\bi'd\s+(?:rather|prefer)\b", r"\bmy\s+favou?rite\b", r"\bpreference\b",
-         r"\bhow\s+i\s+like\b"),
+        (r"\b(?:i|we)\s+(?:really\s+|much\s+|generally\s+|also\s+|do\s+)?(?:prefer|like|love|enjoy|hate"
+         r"|dislike|can't\s+stand)\b", r"\bi'd\s+(?:rather|prefer)\b", r"\bmy\s+favou?rite\b",
+         r"\bpreference\b", r"\bhow\s+i\s+like\b"),
     ),
     # a warning: what goes wrong otherwise — a trap even when it comes as advice
     "warning": (

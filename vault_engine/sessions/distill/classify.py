@@ -75,7 +75,12 @@ _CHANGE_FACT_RE = re.compile(r"换班|改值|新地址|作废|不是[^，。]{1,
 _LEAD_IN_RE = re.compile(r"[：:]\s*$")
 # about the conversation, not a memory: "先跟你约定几件事，以后跟我对话都按这个来"
 _META_RE = re.compile(r"约定几件事|按这个来|以下几点|几件事(?:记一下|跟你说)|(?i:\ba\s+few\s+things\b"
-                      r"|\bquestions?\s+for\s+you\b)")
+                      r"|\bquestions?\s+for\s+you\b)"
+                      # a sentence that only announces what follows: "Quick note on how I like to
+                      # work with you.", "先说一下我的习惯。", "跟你说几件事。"
+                      r"|(?i:^(?:a\s+)?(?:quick|short|small)?\s*(?:note|word|heads[- ]up)s?\s+(?:on|about|"
+                      r"regarding)\b[^.!?]{0,60}[.!:]?$)"
+                      r"|^(?:先|再)?(?:跟你)?(?:说|讲|交代)(?:一下|几件事|几点|个事|两件事)[^，。]{0,8}[。：:]?$")
 
 
 @dataclass
@@ -302,10 +307,13 @@ def _user_type(unit: Unit, text: str, active: str, oneoff_share: float,
     if "fix" in hits and "status" not in hits and "self_recovery" not in hits and (
             "error" in hits or "fix" in cues.hits(text) and not cues.has(active, "instruction")):
         return "fix"
-    if (mood.agentive_change(masked) or "decision_weak" in hits) and (
-            mood.reason_marker(masked) or mood.alternative(masked)) and "error" not in hits:
-        return "decision"  # a change made with its reason, a choice against an alternative
+    said = mood.mask_mentions(text)  # the reason clauses too: active_text leaves them out
     wish = directive(active)
+    if "error" not in hits and wish != "preference" and (
+            (mood.agentive_change(masked) or "decision_weak" in hits)
+            and (mood.reason_marker(said) or mood.alternative(said))
+            or mood.alternative(masked) and has_values(masked)):
+        return "decision"  # a change made with its reason, a choice against an alternative
     if wish == "preference" and _THIRD_PERSON_RE.search(active):
         return "fact"
     if wish:
