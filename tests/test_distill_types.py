@@ -232,3 +232,27 @@ def test_appended_turns_are_picked_up_by_a_plain_distill(vault_path: Path, tmp_p
     assert json.loads(run("distill", "--json").output)["sessions"] == []
     cards = [n for n in Vault.open(vault_path).load().notes if isinstance(n, Card)]
     assert sum("command first" in c.title for c in cards) == 1  # the old turn: no second card
+
+
+def test_the_assistant_answers_the_first_turn_with_the_cause_then_the_fix() -> None:
+    result = distilled(
+        ("user", "Why does the build cache disk keep filling up?"),
+        ("assistant", "A nightly job writes 20 GB of image layers and nothing prunes them, so the "
+                      "disk fills every week."),
+        ("assistant", "I added a weekly prune job; disk usage stays at 40% now."))
+    fixed = next(c for c in result.cards if c.type == "gotcha" and
+                 any(x.text.startswith("Fix: I added a weekly prune job") for x in c.claims))
+    cause = next(c for c in result.cards if "nothing prunes them" in c.claims[0].text)
+    assert cause.type == "gotcha" and fixed is not cause
+    assert any(link.relation == "CAUSED_BY" and link.from_title == fixed.title
+               for link in result.links)
+    # a request is no problem: the work done for it is no fix
+    asked = distilled(("user", "Can we add a panel for queue depth per consumer?"),
+                      ("assistant", "I added a panel with queue depth per consumer."))
+    assert not any(x.text.startswith("Fix:") for c in asked.cards for x in c.claims)
+
+
+@pytest.mark.parametrize("text", ["The nightly backup always fails on Sundays.",
+                                  "Autovacuum on the events table never seems to finish."])
+def test_always_and_never_describing_are_no_orders(text: str) -> None:
+    assert kind_of(text) != "instruction"

@@ -65,7 +65,10 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"一律", r"必须", r"都要(?!\s*[\d一二三四五六七八九十几两半])", r"(?<!老)规矩", r"规定",
          r"永远", r"(?<![\d一二三四五六七八九十几两]\s)(?<![\d一二三四五六七八九十几两])千万(?![行条元级次个人块])", r"不许", r"不准", r"不得", r"禁止",
          r"每年都", r"都适用", r"要执行", r"不能有", r"所有[^，。]{1,14}都"),
-        (r"(?<!\bi )(?<!\bwe )(?<!\bthey )\balways\b", r"(?<!\bi )(?<!\bwe )\bnever\b", r"\bmust\b",
+        # always / never as an order: in front, after please or a mark, after you should/must —
+        # not describing ("it always fails", "autovacuum never seems to finish")
+        (r"(?:^|[,;:，；：—]\s*|\bplease\s+|\b(?:you|we)\s+(?:should|must)\s+|^(?:and|so|also|but)\s+)"
+         r"(?:always|never)\b", r"\bmust\b",
          r"\bmake\s+sure\b", r"\bremember\s+(?:to|that)\b",
          r"\bfrom\s+now\s+on\b", r"\bevery\s+time\b", r"\beach\s+time\b", r"\b(?:do\s+not|don't)\s+ever\b",
          r"\bunder\s+no\s+circumstances\b", r"\bis\s+required\b", r"\brequired\s+to\b",
@@ -94,7 +97,7 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (r"根因(?:就)?(?:是|在于|[：:])", r"原因是", r"原因在于", r"问题出在", r"坑", r"踩过", r"注意",
          r"小心", r"提醒(?:一下|一点)",
          r"(?:不会|没有?|不)生效", r"才(?:会)?生效", r"只对[^，。]{1,14}生效", r"只改运行时", r"导致",
-         r"是因为", r"由于", r"默认[^，。；]{0,30}?(?:只|是|不|会|值)", r"没用", r"不一样", r"误差", r"不会写回",
+         r"是因为", r"由于", r"会让[^，。]{0,20}(?:挂|失败|变慢|打满|扛不住|超时|丢)", r"默认[^，。；]{0,30}?(?:只|是|不|会|值)", r"没用", r"不一样", r"误差", r"不会写回",
          r"所以(?:才|就|超过|没|被|一直)", r"所以[^，。]{0,10}才", r"就会", r"结果[^，。]{0,6}(?:都是|全是|变成|就)"),
         (r"\broot\s+cause\b", r"\bthe\s+(?:real\s+)?(?:problem|issue|cause|culprit|bug)\s+(?:was|is)\b",
          r"\bturn(?:s|ed)\s+out\b", r"\bcaused\s+by\b", r"\bbecause\b", r"\bdue\s+to\b", r"\bgotcha\b",
@@ -102,7 +105,8 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"\bonly\s+works\s+(?:if|when)\b", r"\b(?:doesn't|won't|does\s+not)\s+work\b", r"\bsilently\b",
          r"\bby\s+default\b", r"\bunless\b", r"\bavoids?\b", r"\bso\s+(?:it|they|the|keys|users)\b",
          r"\bthat's\s+the\s+(?:root\s+)?cause\b", r"\bwhich\s+caused\b", r"\bled\s+to\b",
-         r"\bcaused\b", r"\bcauses\b", r"\bresult\s+of\b", r"\bis\s+the\s+result\b"),
+         r"\bcaused\b", r"\bcauses\b", r"\bresult\s+of\b", r"\bis\s+the\s+result\b",
+         r"\bmakes?\b[^.]{0,40}\b(?:take\s+the\s+full|fail|crash|slow|stall|hang|time\s+out|lose|drop)\b"),
     ),
     "fix": (
         (r"解决", r"修复", r"修好", r"搞定", r"就好了", r"恢复了", r"恢复到", r"恢复正常", r"没再(?:出现|涨|报)",
@@ -125,13 +129,18 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"连不上", r"打满", r"不停重启", r"卡住", r"泄漏", r"拒绝", r"写不进去", r"用满了?",
          r"过多", r"掉到", r"出事", r"延迟告警", r"涨得很奇怪",
          r"过期", r"一直涨", r"积压", r"卡在", r"慢了", r"对不上", r"拿不到", r"丢了", r"不停", r"飙(?:到|升)",
-         r"暴涨"),
+         r"暴涨", r"耗尽", r"卡死", r"告警(?:响|触发)了?", r"用完了?", r"没(?:有)?(?:收到|发出去|生效|更新|同步|续上|启动)"),
         (r"\berror\b", r"\bexception\b", r"\bfail(?:ed|ing|s|ure)?\b", r"\bfatal\b", r"\bpanic\b",
          r"\bcrash(?:ed|es|ing|loop\w*)?\b", r"\btimed?\s*out\b", r"\b(?:timing|times)\s+out\b",
          r"\btimeout\b", r"\brefused\b", r"\b(?:jumped|spiked|shot\s+up|climbed)\s+to\b", r"\bspik(?:e|ed|ing)\b",
          r"\bdenied\b", r"\bforbidden\b", r"\bnot\s+found\b", r"\boom\b", r"\bout\s+of\s+memory\b",
          r"\bbroken?\b", r"\brejected?\b", r"\bexpired\b", r"\bevicted\b", r"\bstale\b",
          r"\bcan(?:not|'t)\s+log\s+in\b", r"\bslow\b", r"\blag(?:ging)?\b", r"\bdoubled\b",
+         r"\balert\s+(?:fired|went\s+off|triggered)\b", r"\bnever\s+(?:seems\s+to\s+)?(?:finish|complete|ends?|return)s?\b",
+         r"\bstuck\b", r"\bhang(?:s|ing)?\b", r"\bexhausted\b", r"\bleak(?:s|ing|ed)?\b",
+         r"\brun(?:s|ning)?\s+out\b", r"\bran\s+out\b",
+         r"\b(?:didn't|doesn't|won't|can't|couldn't|wasn't|isn't|did\s+not|does\s+not)\s+(?:renew|start|work|load"
+         r"|run|connect|send|arrive|sync|update|get|finish|deploy|build|boot)\b",
          r"\b[45]\d\d\b(?=\s+[A-Z]|\s*$|\s*[,.(：:，。])", r"\btoo\s+many\b", r"\btoo\s+large\b"),
     ),
     "event": (

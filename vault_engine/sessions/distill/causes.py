@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from vault_engine.text import cues
-from vault_engine.text.segment import sentences
+from vault_engine.text.segment import clauses, sentences
 from vault_engine.text.titles import strip_filler, word_count
 from vault_engine.text.tokens import tokenize
 
@@ -40,7 +40,8 @@ _ERROR_LINE_RE = re.compile(
 _ACTION_RE = re.compile(
     r"(?i)执行|改(?:成|为|到|了)?|加(?:了|上)?|重启|回滚|扩容|调(?:到|成)|删|清理|补|取消|换|勾|apply|"
     r"terminate|\b(?:ran|run|applied|restarted|rolled|added|set|raised|restored|rotated|moved|"
-    r"enabled|changed|created|dropped|deleted)\b")
+    r"enabled|changed|created|dropped|deleted|fixed|issued|renewed|increased|re-?ran|cleaned|"
+    r"replaced|updated|upgraded|patched|reverted|scaled|wrapp\w*|acknowledg\w*)\b")
 _CODE_TOKEN_RE = re.compile(r"\b[45]\d\d\b|[A-Za-z]+[_.-][A-Za-z0-9_.-]+|[A-Z]{2,}\w*")
 
 
@@ -84,7 +85,7 @@ def _open_problem(units: list[Unit], problems: list[Problem]) -> None:
     from .classify import no_memory
 
     # a report, not an explanation or a rule: sentences another type claims are not problems
-    own = [u for u in units if u.own and _reports_error(u.text)
+    own = [u for u in units if u.own and _reports_error(u.text) and not _REQUEST_RE.match(u.text)
            and u.kind in (None, "event", "fact") and not no_problem(u) and not no_memory(u)]
     if not units[0].user:  # the assistant reports an error only in so many words
         own = [u for u in own if re.search(r"(?i)\berror:|failed\s+with|报错[：:]", u.text)]
@@ -151,12 +152,13 @@ def _findings(units: list[Unit], before: list[Unit], problems: list[Problem]) ->
             u.kind = "gotcha"
 
 
-def _remedy(u: Unit, open_: list[Problem]) -> bool:
+def _remedy(u: Unit, open_: list[Problem | None]) -> bool:
     """The assistant's own completed action while a problem is open ("I raised maxmemory to
     6gb …", "I restored the PutObject permission …"): the fix it applied."""
     from .classify import _DONE_RE
 
-    return bool(open_) and not u.user and u.kind == "fact" and bool(_DONE_RE.search(u.text))
+    return bool(open_) and not u.user and u.kind in ("fact", "gotcha") and any(
+        _DONE_RE.match(c) for c in clauses(strip_filler(u.text, labels=False)))
 
 
 def _closure(u: Unit, units: list[Unit]) -> str | None:
@@ -171,6 +173,44 @@ def _closure(u: Unit, units: list[Unit]) -> str | None:
     return " ".join(x.text for x in before + [u])
 
 
+def _diagnosis(u: Unit, open_: list[Problem | None]) -> bool:
+    """The assistant explaining an open problem that has no cause yet, in so many words: a
+    statement (no question, advice or plan) with a failure or a cause in it ("Login calls fail
+    the TLS handshake: the auth endpoint serves an expired certificate")."""
+    from .classify import _PLAN_RE
+
+    if u.user or not u.own or u.kind not in (None, "fact") or u.sentence.question or \
+            word_count(u.text) < 6 or not any(p is None or p.cause is None for p in open_):
+        return False
+    body = strip_filler(u.text, labels=False)
+    if _PLAN_RE.match(body) or cues.has(body, "suggestion") or cues.has(body, "restatement"):
+        return False
+    return cues.has(body, "error") or cues.has(body, "gotcha")
+
+
+# a question that asks for work, not about a failure: "Can we graph replica lag per host?"
+_REQUEST_RE = re.compile(r"(?i)^\s*(?:can|could|would|should|shall|may)\s+(?:we|you|i)\b|^\s*(?:能不能|可不可以|"
+                         r"要不要|是否|能否|可以帮)")
+_NAMED_PROBLEM_RE = re.compile(r"(?i)\bthe\s+(?:real\s+)?(?:problem|issue|culprit)\s+(?:was|is)\b|\broot\s+cause\b"
+                               r"|根因|问题出在|原因是")
+_WHY_RE = re.compile(r"(?i)^(?:why|how\s+come|what\s+happened|为什么|为啥|怎么(?:会|又)?|咋)")
+
+
+def _problem_of_first_turn(first: Unit | None, u: Unit) -> Problem | None:
+    """The conversation itself is about a problem its first turn states ("The billing cron ran
+    twice …" before "The problem was …"): opened when a cause or a fix names it."""
+    named = _NAMED_PROBLEM_RE.search(u.text)  # "The problem was …": there was one
+    if first is None or first.turn is u.turn or first.kind not in (None, "fact", "event") or \
+            not named and not set(tokenize(first.text)) & set(tokenize(u.text)):
+        return None
+    if first.sentence.question and not _WHY_RE.match(strip_filler(first.text, labels=False)):
+        return None  # "Can we graph replica lag per host?" asks for work, not about a problem
+    if u.kind == "fix" and not _ACTION_RE.search(u.text):
+        return None  # "上线一天了，QPS 降到原来的五分之一": a result, not the fix of a problem
+    return Problem(first.turn.anchor, first.text, set(tokenize(first.text)),
+                   _strong_tokens(first.text), units=[first])
+
+
 def link_problems(turns: list[list[Unit]]) -> list[Problem]:
     """Walk the session in order: open problems, attach causes, close them with fixes."""
     problems: list[Problem] = []
@@ -183,23 +223,36 @@ def link_problems(turns: list[list[Unit]]) -> list[Problem]:
         _findings(units, previous, problems)
         previous = units
         for u in list(units):
-            closed = _closure(u, units) if any(not p.fixes for p in problems) else None
+            open_ = [p for p in problems if not p.fixes]
+            closed = _closure(u, units) if open_ else None
             if closed is not None:
-                target = next((p for p in reversed(problems) if not p.fixes), None)
-                if target is not None:
-                    target.fixes.append((u, closed))
-                    for reported in target.units:
-                        reported.consumed = True
-                    u.consumed, u.kind = True, None
+                target = open_[-1]
+                target.fixes.append((u, closed))
+                for reported in target.units:
+                    reported.consumed = True
+                u.consumed, u.kind = True, None
                 continue
-            if _remedy(u, [p for p in problems if not p.fixes]):
+            if not open_ and not u.user and u.kind in (None, "fact", "gotcha", "fix") and (
+                    _remedy(u, [None]) or _diagnosis(u, [None])):
+                first = _problem_of_first_turn(first_user, u)  # the assistant answers the first turn
+                if first is not None:
+                    problems.append(first)
+                    open_ = [first]
+            if _remedy(u, open_):
                 u.kind = "fix"
+            elif _diagnosis(u, open_):
+                u.kind = "gotcha"
             if u.consumed or u.kind not in ("gotcha", "fix"):
                 continue
-            open_ = [p for p in problems if not p.fixes]
             if u.kind == "gotcha":
-                if not open_ or word_count(u.text) < 5:
+                if word_count(u.text) < 5:
                     continue
+                if not open_:
+                    first = _problem_of_first_turn(first_user, u) if not u.user else None
+                    if first is None:
+                        continue
+                    problems.append(first)
+                    open_ = [first]
                 best = max(open_, key=lambda p: (_overlap(p, u.text), p.turn_anchor))
                 if best.cause is None or re.search(r"根因|root\s+cause", u.text, re.I):
                     best.cause = u
@@ -211,13 +264,11 @@ def link_problems(turns: list[list[Unit]]) -> list[Problem]:
                             key=lambda x: (-x[0], -x[1]))
             targets = [p for score, _, p in scored if score >= 3] or (
                 [scored[0][2]] if scored else [])
-            if not targets and first_user is not None and first_user.turn is not u.turn and \
-                    set(tokenize(first_user.text)) & set(tokenize(u.text)):
-                # the conversation itself is about a problem the first turn states
-                problems.append(Problem(first_user.turn.anchor, first_user.text,
-                                        set(tokenize(first_user.text)),
-                                        _strong_tokens(first_user.text)))
-                targets = [problems[-1]]
+            if not targets:
+                first = _problem_of_first_turn(first_user, u)
+                if first is not None:
+                    problems.append(first)
+                    targets = [first]
             for p in targets:
                 p.fixes.append((u, _fix_text(u, units)))
                 for reported in p.units:  # the problem is the fix card's first claim

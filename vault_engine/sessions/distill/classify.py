@@ -50,7 +50,9 @@ _THIRD_PERSON_RE = re.compile(r"(?:^|[，,；;。\s])(?:她|他|他们|她们|�
 _STRONG_VALUE_RE = re.compile(
     r"\d|#[\w-]+|@[\w-]+|[路弄号室栋座楼](?![\u4e00-\u9fff]{2})|元\b|CNY|¥|\$\d|[\w.+-]+@[\w-]+\."
     r"|`[^`]+`|[一二两三四五六七八九十几半]+\s*(?:天|周|个|次|位|人|小时|分钟|年|月|倍|台|条|套|块)"
-    r"|[A-Za-z]+[_.][A-Za-z0-9]")
+    r"|[A-Za-z]+[_.][A-Za-z0-9]"
+    r"|(?i:\b(?:two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|fifty|hundred|"
+    r"thousand)\s+[a-z]+s\b)")
 _REASON_RE = re.compile(r"(?i)^\s*(?:因为|由于|原因(?:是|：|:)|以免|免得|since\b|because\b|as\s+\w+\s+"
                         r"(?:always|never)|so\s+that\b)")
 _CONTEXT_OPENERS = re.compile(r"^(?:(?:好|嗯|可以)[。，,]\s*)?(?:就这么定了|就这样|那就|这样的话|then\b|that's\s+why)",
@@ -334,6 +336,9 @@ def _user_type(unit: Unit, text: str, active: str, oneoff_share: float,
         return "fact"  # 6 月的 on-call 是我, 这几天 DB 的事找张伟
     if _event(unit, active, hits):
         return "event"
+    if re.match(r"(?i)(?:there\s+(?:is|are|will\s+be)\s+(?:a|an|no)\s+)", strip_filler(active, labels=False)) \
+            and word_count(active) >= 6:
+        return "fact"  # "There is a deploy freeze during the sale weekend."
     if "decision_weak" in hits and _content_words(active, "decision_weak") >= 4:
         return "decision"
     if header is not None and header.kind in ("decision", "instruction", "preference", "gotcha"):
