@@ -256,3 +256,11 @@ def test_the_assistant_answers_the_first_turn_with_the_cause_then_the_fix() -> N
                                   "Autovacuum on the events table never seems to finish."])
 def test_always_and_never_describing_are_no_orders(text: str) -> None:
     assert kind_of(text) != "instruction"
+
+
+def test_a_clause_that_names_its_time_by_then_carries_the_clause_before() -> None:
+    result = distilled(("user", "这个集群下个季度升 PostgreSQL 17，到时候提醒我先做一次全量备份。"))
+    kinds = {c.type: c for c in result.cards}
+    assert kinds["event"].claims[0].valid_from == "2026-09-30T16:00:00Z"  # Q4 starts Oct 1
+    reminder = kinds["instruction"]
+    assert reminder.title.startswith("这个集群下个季度升 PostgreSQL 17") and "提醒Mei" in reminder.title

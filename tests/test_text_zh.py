@@ -118,6 +118,12 @@ def test_titles_are_clauses_without_filler_and_never_cut_inside_a_word() -> None
      "The freeze: no schema migrations from Thursday May 21"),
     ("`billing-consumer` 这个消费组在 `orders-events` topic 上的 lag 从昨晚开始一直涨，现在 120 万了。",
      "billing-consumer 这个消费组在 orders-events topic 上的 lag"),
+    # a subordinate first clause takes its main clause; a lead-in for the reader is dropped
+    ("跟客户开会的时候，如果对方带了法务或者采购部门的人一起参加讨论，每次都先把合同条款的要点整理成一页纸发给我。",
+     "跟客户开会的时候，每次都先把合同条款的要点整理成一页纸发给我"),
+    ("Just so you know which bucket we use — the nightly backups go to the acme-backups bucket.",
+     "The nightly backups go to the acme-backups bucket"),
+    ("检查一下：三个节点的磁盘都在 60% 以下。", "三个节点的磁盘都在 60% 以下"),
 ])
 def test_titles_drop_tails_and_preambles_and_end_at_a_phrase(sentence: str, title: str) -> None:
     assert make_title(sentence) == title

@@ -47,7 +47,7 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"以后[^，。；]{0,8}(?:别|不要|不用|请|少|多|尽量|记得)", r"就行", r"用(?:中文|英文|简体|繁体)",
          r"我只(?:坐|要|用|吃|喝|看|订|住|接受|选)",
          r"能[^，。]{1,10}就[^，。]{1,6}", r"不用(?:硬|再|特意)", r"给我[^，。]{0,8}(?:一个|先|加)",
-         r"老规矩", r"最好(?:是|用|别|不要)"),
+         r"老规矩", r"最好(?:是|用|别|不要)", r"只(?:在|有)[^，。]{1,16}(?:才|再)?(?:找|叫|打|通知|提醒)我"),
         (r"\bi\s+(?:really\s+|much\s+|generally\s+|also\s+|do\s+)?(?:prefer|like|love|enjoy|hate"
          r"|dislike|can't\s+stand)\b", r"\bi'd\s+(?:rather|prefer|like)\b", r"\bmy\s+favou?rite\b",
          r"\bi\s+(?:don't|do\s+not)\s+(?:like|want)\b", r"\bplease\b", r"\bpreference\b",
@@ -55,6 +55,7 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"\bi'm\s+(?:vegetarian|vegan|allergic)\b", r"\bi\s+(?:always|never)\s+\w+",
          r"^(?:please\s+)?(?:don't|do\s+not)\s+(?:use|write|send|put|add|give|call|schedule|book|cc|"
          r"ping|page|tag|mention|translate)\b", r"\bwe\s+(?:really\s+)?(?:hate|dislike|prefer|like|love)\b",
+         r"\b(?:page|ping|call|text|email|message|notify|wake)\s+me\s+(?:only|just|first|when|if|for|before|on)\b",
          r"\b(?:not|never)\s+to\s+book\b", r"\bi\s+mean\b",
          r"\b(?:answer|reply|respond|write|talk)\s+(?:to\s+me\s+)?in\s+(?:chinese|english|mandarin|\w+\s+chinese)\b",
          r"\bkeep\s+(?:it|answers|replies)\s+(?:short|brief)\b"),
@@ -69,7 +70,7 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         # not describing ("it always fails", "autovacuum never seems to finish")
         (r"(?:^|[,;:，；：—]\s*|\bplease\s+|\b(?:you|we)\s+(?:should|must)\s+|^(?:and|so|also|but)\s+)"
          r"(?:always|never)\b", r"\bmust\b",
-         r"\bmake\s+sure\b", r"\bremember\s+(?:to|that)\b",
+         r"\bmake\s+sure\b", r"\bremember\s+to\b",
          r"\bfrom\s+now\s+on\b", r"\bevery\s+time\b", r"\beach\s+time\b", r"\b(?:do\s+not|don't)\s+ever\b",
          r"\bunder\s+no\s+circumstances\b", r"\bis\s+required\b", r"\brequired\s+to\b",
          r"(?:^|[:：，,]\s*)no\s+[\w\s-]{3,40}\s+(?:from|until|before|after)\b", r"\bstanding\s+rule\b",

@@ -36,7 +36,7 @@ _MENTION_RE = re.compile(r"“[^”\n]{1,40}”|「[^」\n]{1,40}」|『[^』\n]
 SERVES_ME_RE = re.compile(
     r"给我|回答我|回复我|答我|跟我(?:说|讲|对话|聊|沟通|汇报)|找我|叫我|通知我|联系我|发我|告诉我|"
     r"提醒我的|对我|帮我的时候|我的问题|(?<!提)醒我|我的会|给我(?:排|约|订)|"
-    r"(?i:\bwith\s+me\b|\bfor\s+me\b|\bto\s+me\b|\b(?:give|send|show|tell|ping|call|text|"
+    r"(?i:\bwith\s+me\b|\bfor\s+me\b|\bto\s+me\b|\b(?:give|send|show|tell|ping|page|call|text|"
     r"email|message|answer|reply\s+to)\s+me\b|\bmy\s+(?:calendar|inbox|phone|questions?)\b)")
 STYLE_RE = re.compile(
     r"中文|英文|简体|繁体|表格|列表|TL;DR|结论|语气|口吻|客套|emoji|表情|篇幅|长度|简短|简洁|啰嗦|"

@@ -233,7 +233,7 @@ def link_problems(turns: list[list[Unit]]) -> list[Problem]:
                 u.consumed, u.kind = True, None
                 continue
             if not open_ and not u.user and u.kind in (None, "fact", "gotcha", "fix") and (
-                    _remedy(u, [None]) or _diagnosis(u, [None])):
+                    _remedy(u, [None]) or _diagnosis(u, [None]) and cues.has(u.text, "error")):
                 first = _problem_of_first_turn(first_user, u)  # the assistant answers the first turn
                 if first is not None:
                     problems.append(first)
@@ -285,8 +285,11 @@ def problem_title_text(description: str) -> str:
     names the failure ("…, but the notification step failed with `Error: …`")."""
     from vault_engine.text.segment import clause_spans
 
+    said = [x.text for x in sentences(description)]
+    if len(said) > 1:  # a report of two sentences: the title comes from the one with the failure
+        description = next((x for x in said if cues.has(x, "error")), said[0])
     for a, _b in clause_spans(description):
         if cues.has(description[a:], "error") and cues.has(description[a:_b], "error"):
             rest = description[a:].lstrip(" ，,；;")
-            return rest if word_count(rest) >= 4 else description
+            return rest if word_count(rest) >= 5 and not _WHY_RE.match(rest) else description
     return description

@@ -100,18 +100,27 @@ class Unit:
     label: str | None = None
     consumed: bool = False  # folded into another unit's claim
     before: str = ""  # context prepended to the claim (the sentence this one leans on)
+    titled_with_before: bool = False  # "到时候提醒我" names its time only through `before`
 
 
 def turn_units(turn: Turn, anchor: dt.datetime | None) -> list[Unit]:
     user = turn.role in USER_ROLES
     units: list[Unit] = []
     for s in sentences(turn.text):
-        for text in split_groups(s, user, anchor):
+        groups = split_groups(s, user, anchor)
+        for g, text in enumerate(groups):
             text = without_credentials(text)
             if text:
                 units.append(Unit(turn, s, text, len(units), user, s.quoted is None,
                                   mentions(text, anchor) if anchor else []))
+                if g and _ANAPHORIC_TIME_RE.match(text):  # "…下个季度升 8.x，到时候提醒我"
+                    units[-1].before = groups[g - 1]
+                    units[-1].titled_with_before = True
     return units
+
+
+_ANAPHORIC_TIME_RE = re.compile(r"(?i)^\s*(?:到时候|到时|届时|那时候?|到那天|那天|当天|(?:and\s+)?then\b|at\s+that\s+point"
+                                r"|when\s+it\s+(?:happens|comes)|on\s+the\s+day)")
 
 
 def without_credentials(text: str) -> str:

@@ -31,10 +31,18 @@ _CONSEQUENCE_RE = re.compile(r"(?i)^\s*(?:所以|因此|于是|结果|导致|以
                              r"hence\b|thus\b)")
 
 
+# an order after "so": "so page me only for production incidents", "所以别在周五发版"
+_ORDER_AFTER_RE = re.compile(r"(?i)^\s*(?:所以|因此|于是|so|therefore|hence)\s*(?:[,，]\s*)?(?:请|别|不要|记得|"
+                             r"一定|务必|以后|please\b|don't\b|do\s+not\b|never\b|always\b|"
+                             r"(?:page|ping|call|tell|send|give|remind|wake|text|email)\s+(?:me|us)\b)")
+
+
 def directive_text(text: str) -> str:
-    """The clauses that may give an order or a wish: not the consequences after the first."""
+    """The clauses that may give an order or a wish: not the consequences after the first,
+    unless the consequence is itself an order ("…, so page me only for incidents")."""
     parts = clauses(mood.mask_mentions(text))
-    kept = [c for i, c in enumerate(parts) if i == 0 or not _CONSEQUENCE_RE.match(c)]
+    kept = [c for i, c in enumerate(parts)
+            if i == 0 or not _CONSEQUENCE_RE.match(c) or _ORDER_AFTER_RE.match(c)]
     return "，".join(kept)
 
 

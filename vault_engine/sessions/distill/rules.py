@@ -123,8 +123,8 @@ class RulesDistiller:
 
     def _card(self, unit: Unit, kind: str, names: list[str], lang: str) -> CardDraft:
         claim = self._claim_text(unit, names)
-        main = self._claim_text(Unit(unit.turn, unit.sentence, unit.text, unit.index, unit.user,
-                                     unit.own), names)
+        main = claim if unit.titled_with_before else self._claim_text(
+            Unit(unit.turn, unit.sentence, unit.text, unit.index, unit.user, unit.own), names)
         mention = self._when(unit) if kind == "event" else None
         valid_from = mention.iso() if mention is not None else None
         return CardDraft(title=_make_title(main), type=kind, content=self._content(unit, lang),
