@@ -264,3 +264,22 @@ def test_a_clause_that_names_its_time_by_then_carries_the_clause_before() -> Non
     assert kinds["event"].claims[0].valid_from == "2026-09-30T16:00:00Z"  # Q4 starts Oct 1
     reminder = kinds["instruction"]
     assert reminder.title.startswith("这个集群下个季度升 PostgreSQL 17") and "提醒Mei" in reminder.title
+
+
+@pytest.mark.parametrize("text,role,kind", [
+    # a success *rate* falling is no fix; "每次 30 分钟" is how long, not an order
+    ("今天上午 10:20 那次 search-api 发版出事了，全量之后查询成功率掉到 85%，回滚花了 20 分钟。", "user", "event"),
+    ("以后每周四上午 11 点固定跟孙浩过一遍进度，每次 30 分钟。", "user", "fact"),
+    # an expectation broken is a trap
+    ("Someone moved the config to a new path, but the service still reads the old one.", "user",
+     "gotcha"),
+    ("注意：`SET GLOBAL` 改的参数只对之后新建的连接生效，已有连接不会变。", "assistant", "gotcha"),
+])
+def test_rates_durations_and_broken_expectations(text: str, role: str, kind: str) -> None:
+    assert kind_of(text, role) == kind
+
+
+def test_a_name_then_a_wish_is_a_fact_then_a_preference() -> None:
+    result = distilled(("user", "我表弟叫林涛，他对花生过敏，聚餐订菜的时候别点带花生的。"))
+    types = sorted(c.type for c in result.cards)
+    assert types == ["fact", "preference"], [(c.type, c.title) for c in result.cards]

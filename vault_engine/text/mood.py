@@ -55,7 +55,7 @@ _REMINDER_DUTY_RE = re.compile(
     r"(?i:\bremind\s+(?:me|us|them|the\s+\w+)\b[^.;]{0,40}\b(?:before|ahead|prior|days?|weeks?|"
     r"when|at|every|each)\b)")
 _STANDING_ORDER_RE = re.compile(
-    r"务必|一定要|必须|一律|(?<![\d一二三四五六七八九十几两]\s)(?<![\d一二三四五六七八九十几两])千万(?![行条元级次个人块])|不许|不准|不得|禁止|严禁|记住|(?<!老)规矩|规定|每次|"
+    r"务必|一定要|必须|一律|(?<![\d一二三四五六七八九十几两]\s)(?<![\d一二三四五六七八九十几两])千万(?![行条元级次个人块])|不许|不准|不得|禁止|严禁|记住|(?<!老)规矩|规定|每次(?!都?\s*(?:要|需要|得)?\s*[\d一二三四五六七八九十几两半]+\s*(?:分|秒|小时|天|次))|"
     r"(?i:\bmust\b|\bmake\s+sure\b|\bremember\s+to\b|\bevery\s+time\b|\beach\s+time\b"
     r"|\bstanding\s+(?:rule|order|instruction)\b|\bunder\s+no\s+circumstances\b|\bnever\s+ever\b)")
 _CHECK_BEFORE_RE = re.compile(
@@ -77,7 +77,7 @@ _REPORTED_CHANGE_RE = re.compile(
     r"不是[^，。]{1,12}了|(?i:\bwas\s+(?:changed|moved|switched|renamed)\b|\bhas\s+been\s+"
     r"(?:changed|moved)\b)")
 _ALTERNATIVE_RE = re.compile(
-    r"而不是|而非|不单独|单独[^，。]{0,4}不|不动|先不|暂(?:时)?不|暂缓|等[^，。]{1,16}(?:再|之后再)|"
+    r"而不是|而非|不单独|单独[^，。]{0,4}不|不动|先不|暂(?:时)?不|暂缓|"
     r"宁可|与其|不用[^，。]{0,6}了|保持不变|维持|(?<!不)继续用|不再用|弃用|不想再|"
     r"(?i:\binstead\s+of\b|\brather\s+than\b|\bnot\s+yet\b|\bfor\s+now\b|\bhold\s+off\b"
     r"|\brevisit\b|\bstick\s+with\b|\bkeep\s+(?:using\s+)?\S+(?:\s+\S+)?\s+(?:for\s+now|as\s+is)\b"

@@ -156,7 +156,8 @@ def _clause_kind(text: str, sentence: Sentence, user: bool, anchor: dt.datetime 
         return None  # a reason belongs to what it explains
     if _CHANGE_FACT_RE.search(body):
         return "fact"  # a value replaced
-    if mood.attribute(body) or mood.assignment(mood.mask_mentions(body)) and not _LIFE_EVENT_RE.search(body):
+    if mood.attribute(body) or mood.assignment(mood.mask_mentions(body)) and not _LIFE_EVENT_RE.search(body) \
+            or _names_someone(body) and re.search(r"(?:叫|名叫)[\u4e00-\u9fff]{2,3}|(?i:\b(?:named|called)\s+[A-Z])", body):
         return "fact"  # 我是讲师, 这几天 DB 的事找张伟
     kind = classify(probe)
     if kind in _STRONG:
@@ -245,8 +246,9 @@ def recurring(unit: Unit) -> bool:
 def _content_words(text: str, kind: str) -> int:
     """Words left once the cue words of `kind` are taken out: "踩过的坑又一个" has 4."""
     found = cues.hits(text).get(kind, [])
-    for word in found:
-        text = text.replace(word, " ")
+    for word in found:  # a cue that spans content ("只对之后新建的连接生效") keeps it
+        if word_count(word) <= 4:
+            text = text.replace(word, " ")
     return word_count(text)
 
 
@@ -323,7 +325,7 @@ def _user_type(unit: Unit, text: str, active: str, oneoff_share: float,
     if "error" not in hits and wish != "preference" and (
             (mood.agentive_change(masked) or "decision_weak" in hits)
             and (mood.reason_marker(said) or mood.alternative(said))
-            or mood.alternative(masked) and has_values(masked)):
+            or mood.alternative(masked) and has_values(masked) and not mood.assignment(masked)):
         return "decision"  # a change made with its reason, a choice against an alternative
     if wish == "preference" and _THIRD_PERSON_RE.search(active):
         return "fact"
