@@ -24,6 +24,7 @@ whose problem was never fixed keeps the problem as a second claim of its own car
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from vault_engine.text import cues
@@ -152,7 +153,7 @@ def _findings(units: list[Unit], before: list[Unit], problems: list[Problem]) ->
             u.kind = "gotcha"
 
 
-def _remedy(u: Unit, open_: list[Problem | None]) -> bool:
+def _remedy(u: Unit, open_: Sequence[Problem | None]) -> bool:
     """The assistant's own completed action while a problem is open ("I raised maxmemory to
     6gb …", "I restored the PutObject permission …"): the fix it applied."""
     from .classify import _DONE_RE
@@ -173,7 +174,7 @@ def _closure(u: Unit, units: list[Unit]) -> str | None:
     return " ".join(x.text for x in before + [u])
 
 
-def _diagnosis(u: Unit, open_: list[Problem | None]) -> bool:
+def _diagnosis(u: Unit, open_: Sequence[Problem | None]) -> bool:
     """The assistant explaining an open problem that has no cause yet, in so many words: a
     statement (no question, advice or plan) with a failure or a cause in it ("Login calls fail
     the TLS handshake: the auth endpoint serves an expired certificate")."""

@@ -119,7 +119,8 @@ def turn_units(turn: Turn, anchor: dt.datetime | None) -> list[Unit]:
     return units
 
 
-_ANAPHORIC_TIME_RE = re.compile(r"(?i)^\s*(?:到时候|到时|届时|那时候?|到那天|那天|当天|(?:and\s+)?then\b|at\s+that\s+point"
+_ANAPHORIC_TIME_RE = re.compile(r"(?i)^\s*(?:到时候|到时|届时|那时候?|到那天|那天|当天|(?:and\s+)?then\b"
+                                r"|at\s+that\s+point"
                                 r"|when\s+it\s+(?:happens|comes)|on\s+the\s+day)")
 
 
@@ -157,7 +158,7 @@ def _clause_kind(text: str, sentence: Sentence, user: bool, anchor: dt.datetime 
     if _CHANGE_FACT_RE.search(body):
         return "fact"  # a value replaced
     if mood.attribute(body) or mood.assignment(mood.mask_mentions(body)) and not _LIFE_EVENT_RE.search(body) \
-            or _names_someone(body) and re.search(r"(?:叫|名叫)[\u4e00-\u9fff]{2,3}|(?i:\b(?:named|called)\s+[A-Z])", body):
+            or _names_someone(body) and _NAMING_RE.search(body):
         return "fact"  # 我是讲师, 这几天 DB 的事找张伟
     kind = classify(probe)
     if kind in _STRONG:
@@ -165,6 +166,9 @@ def _clause_kind(text: str, sentence: Sentence, user: bool, anchor: dt.datetime 
     if kind == "fact" and _THIRD_PERSON_RE.search(body):
         return "fact"
     return None
+
+
+_NAMING_RE = re.compile(r"(?:叫|名叫)[\u4e00-\u9fff]{2,3}|(?i:\b(?:named|called)\s+[A-Z])")
 
 
 def split_groups(sentence: Sentence, user: bool, anchor: dt.datetime | None) -> list[str]:

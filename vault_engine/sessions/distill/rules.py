@@ -139,6 +139,8 @@ class RulesDistiller:
         if not unit.user or not dated(unit, loose=True):
             return None
         mention = next(m for m in unit.times if m.when is not None and not m.recurring)
+        if mention.when is None:
+            return None
         draft = self._card(unit, "event", names, lang)
         day = mention.when.astimezone(self.timezone).strftime("%Y-%m-%d")
         claim = ClaimDraft(text=draft.claims[0].text, confidence=0.7, evidence=(unit.turn.anchor,),
