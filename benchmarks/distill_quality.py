@@ -25,7 +25,7 @@ evidence turn) whose turn some card cites; its recall is the session-level recal
 benchmarks/locomo.py (sessions only).
 
     .venv/bin/python benchmarks/distill_quality.py                  # zh dev + agentops sets
-    .venv/bin/python benchmarks/distill_quality.py --sets zh-heldout
+    .venv/bin/python benchmarks/distill_quality.py --sets zh-heldout zh-heldout2
     .venv/bin/python benchmarks/distill_quality.py --sets locomo    # minutes
 """
 
@@ -61,6 +61,7 @@ from vault_engine.store.vault import Vault  # noqa: E402
 SETS = {
     "zh-dev": ROOT / "benchmarks" / "zh" / "dev",
     "zh-heldout": ROOT / "benchmarks" / "zh" / "heldout",
+    "zh-heldout2": ROOT / "benchmarks" / "zh" / "heldout2",  # a second check set, written apart
     "agentops": ROOT / "benchmarks" / "agentops",
     "agentops-heldout": ROOT / "benchmarks" / "agentops" / "heldout",
     "locomo": ROOT.parent / "shared" / "data" / "locomo-dev",
