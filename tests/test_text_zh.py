@@ -124,6 +124,10 @@ def test_titles_are_clauses_without_filler_and_never_cut_inside_a_word() -> None
     ("Just so you know which bucket we use — the nightly backups go to the acme-backups bucket.",
      "The nightly backups go to the acme-backups bucket"),
     ("检查一下：三个节点的磁盘都在 60% 以下。", "三个节点的磁盘都在 60% 以下"),
+    # an interjection with the name it addresses; never cut inside "quotes"
+    ("Yeah Maria, let's move the standup to 10!", "Let's move the standup to 10"),
+    ('My mentor had a motto I still like: "Ship small, ship often, and never on a Friday", '
+     'and our team kept it.', "My mentor had a motto I still like"),
 ])
 def test_titles_drop_tails_and_preambles_and_end_at_a_phrase(sentence: str, title: str) -> None:
     assert make_title(sentence) == title

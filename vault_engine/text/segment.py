@@ -176,7 +176,15 @@ def _bracketed(text: str) -> list[tuple[int, int]]:
     """Spans inside brackets and quotes: a clause never ends inside them."""
     out, stack = [], []
     pairs = {"（": "）", "(": ")", "“": "”", "「": "」", "『": "』", "《": "》", "[": "]"}
+    quote = -1  # ASCII double quotes open and close with the same mark
     for i, ch in enumerate(text):
+        if ch == '"':
+            if quote < 0:
+                quote = i
+            else:
+                out.append((quote, i + 1))
+                quote = -1
+            continue
         if ch in pairs:
             stack.append((ch, i))
         elif stack and ch == pairs[stack[-1][0]]:

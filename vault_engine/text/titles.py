@@ -24,6 +24,9 @@ INTERJECTION_RE = re.compile(
     r"|fair|agreed|got\s+it|oh|yeah)[。.!！,，~～]+\s*"
     r"|(?:对了|另外|还有(?:个事|一件事|件事|一点)?|然后|其实|那么?|顺便(?:说一下|提一下)?"
     r"|补充(?:一下|一点)?|跟你说(?:下|一下|个事|个变更)?|最后(?:一个|一点|一条)?)[，,：:。.\s]+"
+    # an interjection with the name it addresses: "Yeah John, let's …", "Thanks Maria! …"
+    r"|(?:yeah|yes|yep|oh|hey|hi|hello|thanks|thank\s+you|ok(?:ay)?|sure|wow|haha|great|aw+)\s+"
+    r"[A-Z][a-z]+[,!.]+\s*"
     r"|(?:so|well|also|and|but|right|hmm+|btw|actually|anyway|by\s+the\s+way|heads\s+up|fyi"
     r"|ps|one\s+more\s+thing)[,:.!—–-]+\s*"
     r"|(?:and|but|also|then)\s+)")
