@@ -105,15 +105,22 @@ def capture(obj: Any, source: str, session: str | None, follow: bool, poll: floa
     from dataclasses import asdict
     from pathlib import Path
 
+    from compilers.refresh import Refresher
     from vault_engine.errors import UsageError
     from vault_engine.sessions.capture import capture_file, capture_stream
 
     from .output import echo, emit_json, ok, warn
+    from .writes import after_write
 
     vault = obj.vault()
     meta = {k: v for k, v in (("channel", channel), ("agent", agent_name)) if v}
+    # every flush is followed by a refresh (read your writes); following a transcript keeps
+    # the compile state in memory between them
+    refresher = Refresher(vault, resident=follow)
+    refreshes: list[dict[str, Any]] = []
 
     def progress(stats: Any) -> None:
+        refreshes.append(after_write(vault, quiet=as_json, refresher=refresher))
         if not as_json:
             echo(ok(f"{stats.session}: {stats.turns} turns (+{stats.appended} this run)"))
 
@@ -136,8 +143,10 @@ def capture(obj: Any, source: str, session: str | None, follow: bool, poll: floa
                                  meta=meta, on_flush=progress)
         except KeyboardInterrupt:
             return
+        finally:
+            refresher.close()
     if as_json:
-        emit_json(asdict(stats))
+        emit_json({**asdict(stats), "refresh": refreshes[-1] if refreshes else None})
         return
     for s in stats.skipped:
         echo(warn(f"skipped {s}"), err=True)

@@ -121,11 +121,15 @@ def feedback(obj: Any, verdict: str, ref: str, claim: str | None, text: str | No
     """
     from vault_engine.care.feedback import feedback as run
 
-    result = run(obj.vault(), verdict, ref, claim=claim, text=text, reason=reason,
+    from .writes import after_write
+
+    vault = obj.vault()
+    result = run(vault, verdict, ref, claim=claim, text=text, reason=reason,
                  commit=not no_commit)
+    refresh = after_write(vault, quiet=as_json)
     if as_json:
         from dataclasses import asdict
 
-        emit_json(asdict(result))
+        emit_json({**asdict(result), "refresh": refresh})
     else:
         echo(ok(result.message) + (f" (commit {result.commit[:10]})" if result.commit else ""))

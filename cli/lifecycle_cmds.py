@@ -12,6 +12,7 @@ from vault_engine.sessions.ingest import ingest as ingest_sessions
 from vault_engine.sessions.ingest import read_inputs
 
 from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, propose_option, style, warn
+from .writes import after_write
 
 
 @click.command()
@@ -40,8 +41,11 @@ def ingest(obj: Any, files: tuple[str, ...], redact: bool, as_json: bool, no_com
     stdin = sys.stdin.buffer.read() if "-" in files else None
     reports, sha = ingest_sessions(vault, read_inputs(files, stdin), commit=not no_commit,
                                    redact=redact)
+    changed = any(r.action != "unchanged" for r in reports)
+    refresh = after_write(vault, quiet=as_json) if changed else None
     if as_json:
-        emit_json({"sessions": [r.__dict__ for r in reports], "commit": sha})
+        emit_json({"sessions": [r.__dict__ for r in reports], "commit": sha,
+                   "refresh": refresh})
         return
     for r in reports:
         if r.action == "unchanged":
@@ -108,8 +112,10 @@ def distill(obj: Any, session_ref: str | None, all_sessions: bool, distiller: st
 
     outcomes = run_distill(vault, session=session_ref, all_sessions=all_sessions,
                            distiller=distiller, commit=not no_commit, on_outcome=show)
+    refresh = after_write(obj.vault(), vault, quiet=as_json) \
+        if any(o.status == "distilled" for o in outcomes) else None
     if as_json:
-        emit_json({"sessions": [o.to_dict() for o in outcomes]})
+        emit_json({"sessions": [o.to_dict() for o in outcomes], "refresh": refresh})
     elif not outcomes:
         echo("Nothing to distil: every session is distilled (use --all or --session).")
     sys.exit(1 if any(o.status == "failed" for o in outcomes) else 0)

@@ -15,20 +15,26 @@ from vault_engine.store.model import Card, Entity, Session
 from vault_engine.store.serialize import note_dict
 
 from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, propose_option, style
+from .writes import after_write
 
 
 @click.command()
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 @json_option
 @no_commit_option
+@click.option("--no-compile", is_flag=True,
+              help="Skip the first compile (recall needs one; `alaya compile` later).")
 @click.pass_obj
 @pass_json
-def init(obj: object, path: Path | None, as_json: bool, no_commit: bool) -> None:
+def init(obj: object, path: Path | None, as_json: bool, no_commit: bool,
+         no_compile: bool) -> None:
     """Create a vault at PATH (default: --vault) from the bundled template.
 
     Makes the folders, alaya.toml, MEMORY.md, persona.md, AGENTS.md, Obsidian settings and
-    templates, then a git repository whose first commit holds them. Running it again on a
-    vault changes nothing; missing template files are added, existing files never touched.
+    templates, then a git repository whose first commit holds them, then the first compile
+    (so recall works at once and every later write is visible to the next recall). Running
+    it again on a vault changes nothing; missing template files are added, existing files
+    never touched.
 
     \b
     Example:
@@ -36,9 +42,16 @@ def init(obj: object, path: Path | None, as_json: bool, no_commit: bool) -> None
     """
     target = path or obj.vault_path  # type: ignore[attr-defined]
     result = init_vault(target, commit=not no_commit)
+    build = None
+    if not result.already and not no_compile:
+        from compilers.pipeline import compile_vault
+        from vault_engine.store.vault import Vault
+
+        build = compile_vault(Vault.open(result.root)).build
     if as_json:
         emit_json({"vault": str(result.root), "created": list(result.created),
-                   "already_initialised": result.already, "commit": result.commit})
+                   "already_initialised": result.already, "commit": result.commit,
+                   "build": build})
         return
     if result.already:
         echo(ok(f"{result.root} is already an alaya vault; nothing changed"))
@@ -46,6 +59,8 @@ def init(obj: object, path: Path | None, as_json: bool, no_commit: bool) -> None
     echo(ok(f"Created {len(result.created)} files in {result.root}"))
     if result.commit:
         echo(ok(f"Committed {result.commit[:8]}: init"))
+    if build:
+        echo(ok(f"Compiled the first build {build}"))
     echo(f"  Open {result.root} in Obsidian, or run: alaya --vault {result.root} doctor")
 
 
@@ -105,9 +120,11 @@ def new(obj: object, source: str | None, title: str | None, card_type: str,
                                 claims=tuple(card_ops.ClaimSpec(text=c) for c in claims))
     vault = obj.writer(propose)  # type: ignore[attr-defined]
     created = card_ops.create_card(vault, spec, commit=not no_commit)
+    refresh = after_write(obj.vault(), vault, quiet=as_json)  # type: ignore[attr-defined]
     if as_json:
         emit_json({"id": created.id, "title": created.title, "path": created.path,
-                   "commit": created.commit, "relations": list(created.relations)})
+                   "commit": created.commit, "relations": list(created.relations),
+                   "refresh": refresh})
         return
     echo(ok(f"Card: {created.title} [{spec.type}] {style(created.id, fg='cyan')}"))
     echo(f"  {created.path}")
@@ -165,12 +182,13 @@ def show(obj: object, ref: str, as_json: bool, raw: bool) -> None:
         echo(note.body.rstrip())
 
 
-def _link_output(result: card_ops.LinkResult, as_json: bool) -> None:
+def _link_output(result: card_ops.LinkResult, as_json: bool,
+                 refresh: dict[str, object] | None) -> None:
     if as_json:
         emit_json({"source": result.source.id or result.source.path,
                    "target": result.target.id or result.target.path, "type": result.type,
                    "changed": result.changed, "commit": result.commit,
-                   "message": result.message})
+                   "message": result.message, "refresh": refresh})
         return
     echo(ok(result.message) if result.changed else result.message)
 
@@ -203,7 +221,8 @@ def link(obj: object, a: str, b: str, rel_type: str, weight: float | None, reaso
     vault = obj.writer(propose)  # type: ignore[attr-defined]
     result = card_ops.link(vault, a, b, rel_type, weight=weight, reason=reason,
                            commit=not no_commit)
-    _link_output(result, as_json)
+    refresh = after_write(obj.vault(), vault, quiet=as_json) if result.changed else None  # type: ignore[attr-defined]
+    _link_output(result, as_json, refresh)
 
 
 @click.command()
@@ -227,4 +246,5 @@ def unlink(obj: object, a: str, b: str, rel_type: str | None, as_json: bool,
     """
     vault = obj.vault()  # type: ignore[attr-defined]
     result = card_ops.unlink(vault, a, b, rel_type, commit=not no_commit)
-    _link_output(result, as_json)
+    refresh = after_write(vault, quiet=as_json) if result.changed else None
+    _link_output(result, as_json, refresh)

@@ -40,6 +40,7 @@ from .publish import publish
 from .recall_index import write_recall_arrays
 from .records import NoteRecord
 from .scan import first_seen_times, scan
+from .stamps import folder_stamps, note_stamps, refresh_stamps, write_stamps
 from .state import CompileState, signature, units_reusable
 from .usage import Usage, read_usage
 
@@ -86,6 +87,7 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     prev_build = A.current_build(state)
     prev = prev_build.manifest() if prev_build else None
 
+    folders, scan_start = folder_stamps(vault)  # before any note is stated (compilers/stamps.py)
     entries = scan(vault, cstate.entries, stats, full=options.full)
     cstate.entries = entries
     records = sorted((e[2] for e in entries.values()), key=lambda r: r.path)
@@ -112,6 +114,9 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
         stats.claims = int(prev["counts"]["claims"])
         stats.vectors = dict(prev["counts"]["vectors"])
         stats.context_vectors = int(prev["counts"].get("context_vectors", 0))
+        assert prev_build is not None
+        refresh_stamps(prev_build, records, folders,
+                       note_stamps(vault, entries, stats.malformed, scan_start))
         timer.total()
         return stats
     import faiss  # only now: an up-to-date vault never pays for these imports
@@ -185,6 +190,8 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
                         embedder=embedder.id, compiled_at=now_s,
                         context=(ctx_rows, ctx_matrix) if ctx_matrix is not None else None,
                         quality=usage.quality)
+    write_stamps(tmp / A.RECALL, records, folders,
+                 note_stamps(vault, entries, stats.malformed, scan_start))
     timer.lap("units-file")
 
     if len(cstate.vocab) > 1000 and stats.deleted + stats.parsed > 0:

@@ -86,6 +86,12 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "gap_days": 30,  # knowledge gaps: weak recalls of this many days
         "gap_min_queries": 3,  # … this many on one topic make an open question
     },
+    "compile": {
+        "after_write": True,  # a write command compiles incrementally right after (read your writes)
+    },
+    "introspect": {  # seed 000 §5.2
+        "every_hours": 4.0,  # --if-due, serve and watch run introspect this often; 0 = never
+    },
     "memory": {  # seed 002: six-factor promotion into MEMORY.md
         "budget_chars": 10_000,
         "min_score": 0.75,

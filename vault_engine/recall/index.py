@@ -195,6 +195,18 @@ class RecallIndex:
             self._lexical = shards
         return self._lexical  # type: ignore[no-any-return]
 
+    # -- freshness ------------------------------------------------------------------------
+    def staleness(self, root: Path, results: list[tuple[int, str | None]]) -> Any:
+        """Has the vault at `root` changed since this build? (vault_engine/stamps.py)"""
+        import numpy as np
+
+        from vault_engine import stamps
+
+        path = self.folder / stamps.NODE_STAMP
+        if not hasattr(self, "_node_stamp"):
+            self._node_stamp = np.load(path, mmap_mode="r") if path.exists() else None
+        return stamps.check(self.folder, root, results, self._node_stamp)
+
     # -- graph ----------------------------------------------------------------------------
     def neighbours(self, node: int, direction: str = "out") -> Iterable[tuple[int, str, float]]:
         indptr, indices, types, weights = self.adj[direction]

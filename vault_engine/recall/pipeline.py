@@ -20,6 +20,7 @@ from typing import Any
 
 from vault_engine.errors import AlayaError, UsageError
 from vault_engine.primitives import now
+from vault_engine.stamps import SHOWN
 
 from .expansion import expand, resolve_node
 from .fusion import Hit, rrf_fusion, score_notes, weighted_fusion
@@ -49,7 +50,8 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     warnings: list[str] = []
     if not text and not query.from_nodes:
         raise UsageError("nothing to recall: give a query, --concepts or --from-nodes",
-                         fix='alaya recall "gateway restart"')
+                         fix='alaya recall "gateway restart", or pipe the JSON query: '
+                             'echo \'{"concepts": ["gateway restart"]}\' | alaya recall --json')
     namespaces: set[str] | None = None
     if not query.all_namespaces:
         namespaces = {"shared", settings.default_namespace, *query.namespaces}
@@ -114,6 +116,10 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     nodes = [node_json(index, h) for h in ranked]
     warnings += flag_warnings(nodes)
     explorable = explorable_relations(index, ranked, wanted, text, {h.node for h in ranked})
+    fresh = index.staleness(state_dir.parent, [(h.node, n["path"]) for h, n in
+                                               zip(ranked, nodes, strict=True)])
+    if fresh.warning():
+        warnings.append(fresh.warning())
     latency = (time.perf_counter() - start) * 1000
     result = {
         "query": {"text": query.text, "concepts": list(query.concepts),
@@ -126,6 +132,9 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         "latency_ms": round(latency, 1),
         "build": index.build.build_id,
         "compiled_at": index.compiled_at,
+        # the vault changed since this build (None: the build cannot tell); what changed
+        "stale": fresh.stale,
+        "changed_notes": fresh.paths[:SHOWN],
         "warnings": warnings,
     }
     if telemetry:

@@ -13,6 +13,9 @@ from typing import Any
 from vault_engine.errors import UsageError
 from vault_engine.primitives import to_datetime
 
+MODES = ("hybrid", "bm25", "vector")  # fused, lexical only, vectors only
+KINDS = ("card", "entity", "session", "note", "scene", "query")  # what a recalled node is
+
 
 @dataclass(frozen=True)
 class RecallQuery:
@@ -75,12 +78,19 @@ class RecallQuery:
         if not isinstance(text, str):
             raise UsageError("`query` must be a string", fix='"query": "…"')
         as_of = parse_as_of(obj["as_of"]) if obj.get("as_of") else None
+        mode = obj.get("mode") or "hybrid"
+        if mode not in MODES:
+            raise UsageError(f"`mode` must be one of {', '.join(MODES)}, not {mode!r}",
+                             fix='"mode": "hybrid" (vectors + BM25), "bm25" or "vector"')
+        kinds = strs("kind", "kinds")
+        if set(kinds) - set(KINDS):
+            raise UsageError(f"unknown kind {sorted(set(kinds) - set(KINDS))}: kinds are "
+                             + ", ".join(KINDS), fix='e.g. "kind": ["card"]')
         return cls(text=text, concepts=strs("concepts"), relations=tuple(
             r.upper() for r in strs("relations", "rel")), depth=integer("depth"),
             from_nodes=strs("from_nodes"), top_k=integer("top_k"),
             namespaces=strs("namespace", "namespaces"), types=strs("type", "types"),
-            tags=strs("tag", "tags"), kinds=strs("kind", "kinds"), as_of=as_of,
-            mode=str(obj.get("mode") or "hybrid"),
+            tags=strs("tag", "tags"), kinds=kinds, as_of=as_of, mode=str(mode),
             all_namespaces=bool(obj.get("all_namespaces")))
 
 
