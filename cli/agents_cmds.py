@@ -72,7 +72,8 @@ def context(obj: Any, budget: int, query: str | None, top_k: int, as_json: bool)
 @click.command()
 @click.argument("source", required=False, default="-")
 @click.option("--session", "session", default=None,
-              help="The session id (default: the file's name; required for stdin).")
+              help="The session id (default: a Claude Code or OpenClaw transcript's own, as "
+                   "`ingest` names it, else the file's name; required for stdin).")
 @click.option("--follow", is_flag=True, help="Keep reading a growing file until stopped.")
 @click.option("--poll", type=float, default=0.5, show_default=True,
               help="--follow: seconds between reads.")
@@ -92,12 +93,16 @@ def capture(obj: Any, source: str, session: str | None, follow: bool, poll: floa
 
     SOURCE is a transcript file the agent appends to (read again from the start on every
     pass; a half-written last line waits), or `-` for stdin (each line spooled under .alaya/
-    before it counts; messages with an `id` seen before are skipped after a restart). One
-    commit per flush; distil the session afterwards (`alaya distill`).
+    before it counts; messages with an `id` seen before are skipped after a restart). A
+    Claude Code or OpenClaw transcript is read in its own format (tool calls folded into one
+    line each); with --follow its last turn waits until the next one starts. One commit per
+    flush, then the artifacts are refreshed (the next recall sees the turns); distil the
+    session afterwards (`alaya distill`).
 
     \b
     Examples:
       alaya capture ~/.agent/transcripts/chat-0412.jsonl --follow --idle 600
+      alaya capture ~/.claude/projects/-home-me-app/8a1b2c3d-….jsonl   # a Claude Code session
       agent --jsonl | alaya capture - --session chat-0412 --batch 5
     """
     import signal
@@ -107,7 +112,7 @@ def capture(obj: Any, source: str, session: str | None, follow: bool, poll: floa
 
     from compilers.refresh import Refresher
     from vault_engine.errors import UsageError
-    from vault_engine.sessions.capture import capture_file, capture_stream
+    from vault_engine.sessions.capture import capture_file, capture_stream, default_session
 
     from .output import echo, emit_json, ok, warn
     from .writes import after_write
@@ -138,7 +143,7 @@ def capture(obj: Any, source: str, session: str | None, follow: bool, poll: floa
 
         signal.signal(signal.SIGTERM, handler)
         try:
-            stats = capture_file(vault, path, session or path.stem, follow=follow,
+            stats = capture_file(vault, path, session or default_session(path), follow=follow,
                                  poll_s=poll, idle_s=idle, should_stop=lambda: stop["now"],
                                  meta=meta, on_flush=progress)
         except KeyboardInterrupt:
