@@ -15,13 +15,16 @@ PHASE_CHOICES = ["distill", "consolidate", "conflicts", "cooldown", "forget", "p
 @click.option("--phase", "phases", multiple=True, type=click.Choice(PHASE_CHOICES),
               help="Run only this phase (repeatable). Default: all seven, in order.")
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
+@click.option("--if-due", is_flag=True,
+              help="Run only when [introspect] every_hours (default 4) have passed since the "
+                   "last full run — for cron and timers; otherwise say when it is due, exit 0.")
 @no_commit_option
 @propose_option
 @json_option
 @click.pass_obj
 @pass_json
-def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, no_commit: bool,
-               propose: bool, as_json: bool) -> None:
+def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, if_due: bool,
+               no_commit: bool, propose: bool, as_json: bool) -> None:
     """Tidy the vault: distill new sessions, merge duplicates, settle contradictions (and
     check claims against later sessions), recompute tiers, archive what is forgotten, promote
     the best memories into MEMORY.md, list knowledge gaps in reports/open-questions.md.
@@ -31,15 +34,39 @@ def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, no_commit: bool
     cards move to archive/ (`alaya restore` brings one back). Human text in MEMORY.md is
     never touched.
 
+    With --if-due it runs only when it is due (seed 000 §5.2: every 4 hours; the last full
+    run is kept in .alaya/introspect.json); `alaya serve` and `alaya watch` run it on their
+    own when due. After a run the artifacts are refreshed for the next recall.
+
     \b
     Examples:
       alaya introspect --dry-run
       alaya introspect --phase consolidate --phase conflicts
       alaya introspect --json
+      0 * * * * alaya --vault ~/agent-memory introspect --if-due    # crontab: hourly check
     """
     from vault_engine.care.introspect.runner import PHASES
     from vault_engine.care.introspect.runner import introspect as run
+    from vault_engine.errors import UsageError
 
+    from .writes import after_write
+
+    if if_due and (phases or dry_run):
+        raise UsageError("--if-due runs the whole introspection on its schedule",
+                         fix="drop --phase / --dry-run, or drop --if-due")
+    if if_due:
+        from vault_engine.care.introspect.schedule import is_due
+
+        due = is_due(obj.vault())
+        if not due.due:
+            if as_json:
+                emit_json({"ran": False, **due.as_dict(), "phases": []})
+            else:
+                echo("Not due: the schedule is off ([introspect] every_hours = 0)"
+                      if due.next_run is None else
+                      f"Not due: last full run {due.as_dict()['last_run']}, next at "
+                      f"{due.as_dict()['next_run']} (every {due.every_hours:g} h)")
+            return
     vault = obj.writer(propose)
     chosen = phases or PHASES
     total = len(chosen)
@@ -63,8 +90,9 @@ def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, no_commit: bool
         echo("")
 
     results = run(vault, phases=chosen, dry_run=dry_run, commit=not no_commit, on_phase=show)
+    refresh = None if dry_run else after_write(obj.vault(), vault, quiet=as_json)
     if as_json:
-        emit_json({"dry_run": dry_run, "phases": [
+        emit_json({"dry_run": dry_run, "ran": True, "refresh": refresh, "phases": [
             {"name": r.name, "numbers": r.numbers, "report": r.lines, "changed": r.changed,
              "commit": r.commit} for r in results]})
     elif not dry_run:

@@ -233,11 +233,15 @@ def export(obj: Any, fmt: str, output: Path, as_json: bool) -> None:
 @click.option("--token", envvar="ALAYA_SERVE_TOKEN", default=None, show_envvar=True,
               help="Require `Authorization: Bearer TOKEN` on every request.")
 @click.option("--allow-remote", is_flag=True, help="Allow a non-loopback --host (needs --token).")
-@click.option("--no-watch", is_flag=True, help="Do not recompile on changes.")
+@click.option("--no-watch", is_flag=True,
+              help="Do not recompile on changes (nor run introspect on its schedule).")
+@click.option("--no-introspect", is_flag=True,
+              help="Never run introspect on its schedule from this server.")
 @click.pass_obj
 def serve(obj: Any, host: str, port: int, token: str | None, allow_remote: bool,
-          no_watch: bool) -> None:
-    """Keep recall resident: artifacts and the embedder loaded, the watcher inside.
+          no_watch: bool, no_introspect: bool) -> None:
+    """Keep recall resident: artifacts and the embedder loaded, the watcher inside, and
+    `alaya introspect` run when it is due ([introspect] every_hours, default 4).
 
     `alaya recall … --json` uses the server automatically while it runs (no click, numpy or
     engine imports in the client). Agents can POST the recall JSON to /recall. Stop with
@@ -268,6 +272,9 @@ def serve(obj: Any, host: str, port: int, token: str | None, allow_remote: bool,
             echo(ok(f"{len(changes)} change(s) → compiled in {stats.ms.get('total', 0):.0f} ms"),
                  err=True)
 
+    from .schedule_out import introspect_schedule
+
     server.serve_forever(on_compile=on_compile,
-                         on_error=lambda c, e: echo(warn(f"compile failed: {e}"), err=True))
+                         on_error=lambda c, e: echo(warn(f"compile failed: {e}"), err=True),
+                         tick=None if no_introspect else introspect_schedule(vault, False))
     echo("Stopped.", err=True)

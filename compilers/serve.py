@@ -120,7 +120,10 @@ class RecallServer:
         atomic_write(path, json.dumps(info).encode("utf-8"))
         os.chmod(path, 0o600)
 
-    def serve_forever(self, on_compile: Any = None, on_error: Any = None) -> None:
+    def serve_forever(self, on_compile: Any = None, on_error: Any = None,
+                      tick: Any = None) -> None:
+        """Serve until `stop` is set; the watcher (if on) compiles every change and calls
+        `tick` between batches (the introspection schedule)."""
         self._announce()
         watcher = None
         if self.watch:
@@ -129,7 +132,8 @@ class RecallServer:
             watcher = threading.Thread(
                 target=watch_loop, args=(self.vault, self.stop),
                 kwargs={"on_compile": on_compile or (lambda c, s: None),
-                        "on_error": on_error or (lambda c, e: None)}, daemon=True)
+                        "on_error": on_error or (lambda c, e: None), "tick": tick},
+                daemon=True)
             watcher.start()
         thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         thread.start()

@@ -10,7 +10,7 @@ records (`recall/stamps.json` and `recall/stamps/<i>.json`, written by the compi
   folder's mtime;
 - for each folder, its notes' mtime, size and checksum prefix: read only for a folder whose
   mtime moved (or for every folder in a vault of at most `FULL_CHECK_NOTES` notes, where
-  stating everything is cheap), then each note is compared; a note whose mtime moved but whose
+  stating everything costs a few milliseconds), then each note is compared; a note whose mtime moved but whose
   bytes hash the same (a `touch`) is not a change;
 - each graph node's file stamp (`node_stamp.npy`): the notes a recall returns are compared
   one by one, which catches an in-place edit (Obsidian's own save) of anything the agent is
@@ -33,7 +33,7 @@ from typing import Any
 STAMPS = "stamps.json"  # in a build's recall/ folder
 STAMP_DIR = "stamps"
 NODE_STAMP = "node_stamp.npy"  # int64 (nodes, 3): mtime_ns, size, checksum prefix
-FULL_CHECK_NOTES = 3000  # at most this many notes: every folder is compared on every call
+FULL_CHECK_NOTES = 1000  # at most this many notes: every folder is compared on every call
 SHOWN = 20  # changed paths listed in a recall's JSON
 
 
@@ -126,10 +126,10 @@ class Staleness:
                 "(or `alaya serve`) running")
 
 
-def _same(path: str, stamp: Sequence[int]) -> bool | None:
+def _same(path: str, stamp: Sequence[int], entry: os.DirEntry[str] | None = None) -> bool | None:
     """Is the file at `path` the one stamped? None: it is gone."""
     try:
-        st = os.stat(path)
+        st = entry.stat(follow_symlinks=False) if entry is not None else os.stat(path)
     except OSError:
         return None
     if st.st_mtime_ns == stamp[0] and st.st_size == stamp[1]:
@@ -174,14 +174,14 @@ def check(recall_dir: Path, root: Path, results: Sequence[tuple[int, str | None]
             return Staleness(None)
         prefix = d + "/" if d else ""
         present = _listing(full_dir, skip, marker, recorded, prefix, out) \
-            if now_mtime is not None else []
-        for name in present:
-            rel = prefix + name
-            checked.add(rel)
-            if name not in stamps:
-                out.added.append(rel)
-            elif not _same(os.path.join(full_dir, name), stamps[name]):
-                out.changed.append(rel)
+            if now_mtime is not None else {}
+        for name, entry in present.items():
+            stamp = stamps.get(name)
+            if stamp is None:
+                out.added.append(prefix + name)
+            elif not _same(entry.path, stamp, entry):
+                out.changed.append(prefix + name)
+        checked.update(prefix + name for name in present)
         for name in set(stamps) - set(present):
             out.deleted.append(prefix + name)
             checked.add(prefix + name)
@@ -201,15 +201,16 @@ def check(recall_dir: Path, root: Path, results: Sequence[tuple[int, str | None]
     return out
 
 
-def _listing(full_dir: str, skip: frozenset[str], marker: str,
-             recorded: Mapping[str, Any], prefix: str, out: Staleness) -> list[str]:
-    """The note file names in a folder now; a folder that was not there at compile time and
-    holds notes counts its notes as added."""
-    names = []
+def _listing(full_dir: str, skip: frozenset[str], marker: str, recorded: Mapping[str, Any],
+             prefix: str, out: Staleness) -> dict[str, os.DirEntry[str]]:
+    """The note files in a folder now, by name; a folder that was not there at compile time
+    and holds notes counts its notes as added."""
+    names: dict[str, os.DirEntry[str]] = {}
     try:
-        entries = list(os.scandir(full_dir))
+        with os.scandir(full_dir) as it:
+            entries = list(it)
     except OSError:
-        return []
+        return {}
     for e in entries:
         if e.name.startswith(".") or marker in e.name:
             continue
@@ -218,7 +219,7 @@ def _listing(full_dir: str, skip: frozenset[str], marker: str,
             if rel not in recorded and e.name not in skip:
                 out.added.extend(_new_notes(e.path, rel, skip, marker))
         elif e.name.endswith(".md") and e.is_file(follow_symlinks=False):
-            names.append(e.name)
+            names[e.name] = e
     return names
 
 

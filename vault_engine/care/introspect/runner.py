@@ -98,6 +98,10 @@ def introspect(vault: Vault, *, phases: Sequence[str] = PHASES, dry_run: bool = 
         results.append(result)
         if on_phase:
             on_phase(result)
+    if not dry_run and set(PHASES) <= set(phases):  # a full run: the schedule restarts
+        from .schedule import record_run
+
+        record_run(vault, now, [r.name for r in results], sum(1 for r in results if r.commit))
     return results
 
 

@@ -1,0 +1,183 @@
+"""Write → visible: how long from `alaya new` to a recall that returns the new card, and what
+the staleness check costs recall — at 1k and 10k notes (docs/benchmarks.md, "Read your own
+writes").
+
+Vaults: benchmarks/synth.py (N cards, one in four Chinese, N/20 sessions). They are compiled
+once with the 384-d hash embedder (embedding 15k units with the bundled model would take an
+hour); then, a benchmark-only step, the cached vectors are copied under the bundled model's
+id, so every compile after it runs with the real bundled model and embeds only what is new —
+the new card, with the real model, as a user's vault would.
+
+Each round writes one card (English and Chinese titles alternate) and recalls its title, in
+fresh processes, timed from outside (spawn to exit):
+
+- `refresh`: `alaya new` (which compiles incrementally right after the write, the default)
+  then `alaya recall … --json`;
+- `fresh-read`: the alternative — `[compile] after_write = false`, then `alaya recall
+  --fresh` (the compile paid by the read);
+- `serve`: as `refresh`, with `alaya serve` running (recall answered by the resident server).
+
+In-process, the staleness check alone (vault_engine.stamps.check) on the current build:
+the vault unchanged, and with one note edited in place.
+
+    .venv/bin/python benchmarks/write_visible.py --sizes 1000 10000 --rounds 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.common import report  # noqa: E402
+from benchmarks.synth import write_vault  # noqa: E402
+
+ALAYA = str(Path(sys.executable).parent / "alaya")
+TITLES = ["Rotate the {w} API key every 90 days {i}", "灰度发布前先检查 {w} 主从延迟 {i}",
+          "The {w} worker leaks file handles on reload {i}", "{w} 重启后需要重新加载证书 {i}"]
+WORDS = ["Grafana", "Redis", "Kafka", "Nginx", "Postgres", "Consul", "Vault", "Envoy"]
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> tuple[dict[str, Any], float]:
+    t = time.perf_counter()
+    out = subprocess.run([ALAYA, *args], capture_output=True, text=True, env=env, check=True)
+    return json.loads(out.stdout), (time.perf_counter() - t) * 1000
+
+
+def stats(values: list[float]) -> dict[str, float]:
+    s = sorted(values)
+    return {"p50": round(statistics.median(s), 1),
+            "p95": round(s[min(len(s) - 1, int(len(s) * 0.95))], 1),
+            "max": round(s[-1], 1)}
+
+
+def prepare(vault: Path, n: int) -> None:
+    """The synthetic vault, compiled, its vectors cached under the bundled model's id."""
+    from vault_engine.providers.embedding import HashEmbedder, LocalEmbedder
+
+    if not (vault / "alaya.toml").exists():
+        write_vault(vault, n)
+        subprocess.run(["git", "init", "-q", str(vault)], check=True)
+        subprocess.run(["git", "-C", str(vault), "add", "-A"], check=True)
+        subprocess.run(["git", "-C", str(vault), "-c", "user.name=bench", "-c",
+                        "user.email=bench@localhost", "commit", "-qm", "synthetic vault"],
+                       check=True)
+    subprocess.run([ALAYA, "--vault", str(vault), "compile"], capture_output=True, check=True,
+                   env=dict(os.environ, ALAYA_EMBED_PROVIDER="hash384"))
+    db = sqlite3.connect(vault / ".alaya" / "cache" / "embeddings.sqlite")
+    with db:
+        db.execute("INSERT OR IGNORE INTO vectors (embedder, key, dim, vec) SELECT ?, key, dim, "
+                   "vec FROM vectors WHERE embedder = ?", (LocalEmbedder().id,
+                                                           HashEmbedder(384).id))
+    db.close()
+    stats_, _ = run("--vault", str(vault), "compile", "--json", env=bundled_env())
+    assert stats_["embedder"].startswith("local:") and stats_["embedded"] == 0, stats_
+
+
+def bundled_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("ALAYA_EMBED_PROVIDER", None)
+    return env
+
+
+def set_after_write(vault: Path, value: bool) -> None:
+    cfg = vault / "alaya.toml"
+    text = cfg.read_text()
+    cfg.write_text(text.replace(f"after_write = {str(not value).lower()}",
+                                f"after_write = {str(value).lower()}"))
+
+
+def round_trip(vault: Path, title: str, mode: str) -> dict[str, Any]:
+    env = bundled_env()
+    v = ["--vault", str(vault)]
+    t0 = time.perf_counter()
+    made, write_ms = run(*v, "new", "--title", title, "--type", "gotcha", "--claim",
+                         title + ".", "--json", env=env)
+    recall_args = [*v, "recall", title, "--json"] + (["--fresh"] if mode == "fresh-read" else [])
+    found, recall_ms = run(*recall_args, env=env)
+    visible_ms = (time.perf_counter() - t0) * 1000
+    top = [n["id"] for n in found["nodes"][:3]]
+    return {"write_ms": write_ms, "refresh_ms": (made.get("refresh") or {}).get("ms") or 0.0,
+            "recall_ms": recall_ms, "visible_ms": visible_ms, "top3": made["id"] in top,
+            "stale": found["stale"]}
+
+
+def check_cost(vault: Path, repeat: int = 30) -> dict[str, Any]:
+    from vault_engine import artifacts as A
+    from vault_engine.recall.index import open_index
+
+    index = open_index(vault / ".alaya")
+    results = [(i, index.row(int(index.node_unit[i])).get("path")) for i in range(10)
+               if int(index.node_unit[i]) >= 0]
+    out: dict[str, Any] = {"notes": A.current_build(vault / ".alaya").manifest()["counts"]["notes"]}
+    for label in ("unchanged", "one note edited in place"):
+        if label != "unchanged":
+            path = next((vault / "cards").rglob("*.md"))
+            path.write_text(path.read_text() + "\nedited\n")
+        lat = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            stale = index.staleness(vault, results)
+            lat.append((time.perf_counter() - t) * 1000)
+        out[label] = {**stats(lat), "stale": stale.stale}
+    return out
+
+
+def bench(vault: Path, n: int, rounds: int) -> dict[str, Any]:
+    prepare(vault, n)
+    result: dict[str, Any] = {"cards": n}
+    i = 0
+    for mode in ("refresh", "fresh-read", "serve"):
+        set_after_write(vault, mode != "fresh-read")
+        server = None
+        if mode == "serve":
+            server = subprocess.Popen([ALAYA, "--vault", str(vault), "serve", "--no-introspect"],
+                                      env=bundled_env(), stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+            for _ in range(600):
+                if (vault / ".alaya" / "serve.json").exists():
+                    break
+                time.sleep(0.1)
+        try:
+            rows = []
+            for _ in range(rounds):
+                title = TITLES[i % len(TITLES)].format(w=WORDS[i % len(WORDS)], i=i)
+                rows.append(round_trip(vault, title, mode))
+                i += 1
+        finally:
+            if server is not None:
+                server.terminate()
+                server.wait(20)
+        result[mode] = {k: stats([r[k] for r in rows]) for k in
+                        ("write_ms", "refresh_ms", "recall_ms", "visible_ms")}
+        result[mode]["top3"] = f"{sum(r['top3'] for r in rows)}/{len(rows)}"
+        result[mode]["stale_answers"] = sum(bool(r["stale"]) for r in rows)
+        print(json.dumps({mode: result[mode]}), file=sys.stderr)
+    set_after_write(vault, True)
+    result["staleness_check_ms"] = check_cost(vault)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/alaya-bench-writes"))
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    results = [bench(args.workdir / f"vault-{n}", n, args.rounds) for n in args.sizes]
+    report(results, args.out)
+
+
+if __name__ == "__main__":
+    main()
