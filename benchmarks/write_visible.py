@@ -17,7 +17,9 @@ fresh processes, timed from outside (spawn to exit):
   --fresh` (the compile paid by the read);
 - `serve`: as `refresh`, with `alaya serve` running (recall answered by the resident server).
 
-In-process, the staleness check alone (vault_engine.stamps.check) on the current build:
+Each command's wall time (what an agent waits for) and CPU time (user + sys of the child:
+what the machine's other tenants cannot inflate) are reported. In-process, the staleness
+check alone (vault_engine.stamps.check) on the current build:
 the vault unchanged, and with one note edited in place.
 
     .venv/bin/python benchmarks/write_visible.py --sizes 1000 10000 --rounds 8
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sqlite3
 import statistics
 import subprocess
@@ -48,10 +51,18 @@ TITLES = ["Rotate the {w} API key every 90 days {i}", "灰度发布前先检查 
 WORDS = ["Grafana", "Redis", "Kafka", "Nginx", "Postgres", "Consul", "Vault", "Envoy"]
 
 
+CPU: dict[str, float] = {"last": 0.0}  # CPU seconds (user + sys) of the last command
+
+
 def run(*args: str, env: dict[str, str] | None = None) -> tuple[dict[str, Any], float]:
+    """(JSON output, wall ms) of one `alaya` process; its CPU time goes to CPU["last"]."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     out = subprocess.run([ALAYA, *args], capture_output=True, text=True, env=env, check=True)
-    return json.loads(out.stdout), (time.perf_counter() - t) * 1000
+    wall = (time.perf_counter() - t) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU["last"] = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return json.loads(out.stdout), wall
 
 
 def stats(values: list[float]) -> dict[str, float]:
@@ -103,13 +114,15 @@ def round_trip(vault: Path, title: str, mode: str) -> dict[str, Any]:
     t0 = time.perf_counter()
     made, write_ms = run(*v, "new", "--title", title, "--type", "gotcha", "--claim",
                          title + ".", "--json", env=env)
+    write_cpu = CPU["last"]
     recall_args = [*v, "recall", title, "--json"] + (["--fresh"] if mode == "fresh-read" else [])
     found, recall_ms = run(*recall_args, env=env)
     visible_ms = (time.perf_counter() - t0) * 1000
     top = [n["id"] for n in found["nodes"][:3]]
     return {"write_ms": write_ms, "refresh_ms": (made.get("refresh") or {}).get("ms") or 0.0,
-            "recall_ms": recall_ms, "visible_ms": visible_ms, "top3": made["id"] in top,
-            "stale": found["stale"]}
+            "recall_ms": recall_ms, "visible_ms": visible_ms, "write_cpu_ms": write_cpu,
+            "recall_cpu_ms": CPU["last"], "visible_cpu_ms": write_cpu + CPU["last"],
+            "top3": made["id"] in top, "stale": found["stale"]}
 
 
 def check_cost(vault: Path, repeat: int = 30) -> dict[str, Any]:
@@ -159,7 +172,8 @@ def bench(vault: Path, n: int, rounds: int) -> dict[str, Any]:
                 server.terminate()
                 server.wait(20)
         result[mode] = {k: stats([r[k] for r in rows]) for k in
-                        ("write_ms", "refresh_ms", "recall_ms", "visible_ms")}
+                        ("write_ms", "refresh_ms", "recall_ms", "visible_ms", "write_cpu_ms",
+                         "recall_cpu_ms", "visible_cpu_ms")}
         result[mode]["top3"] = f"{sum(r['top3'] for r in rows)}/{len(rows)}"
         result[mode]["stale_answers"] = sum(bool(r["stale"]) for r in rows)
         print(json.dumps({mode: result[mode]}), file=sys.stderr)

@@ -11,25 +11,67 @@ import click
 @click.option("--agent", default=None, envvar="ALAYA_AGENT", show_envvar=True,
               help="This agent's name: its private namespace. Recall searches it and "
                    "`shared` only; new cards go there.")
+@click.option("--http", "http", is_flag=True,
+              help="Serve streamable HTTP on loopback instead of stdio (bearer token).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="--http: loopback address to listen on (127.0.0.1 or ::1).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="--http: port (0: any free one; .alaya/mcp.json says which).")
+@click.option("--token", envvar="ALAYA_MCP_TOKEN", show_envvar=True, default=None,
+              help="--http: the bearer token clients must send (default: a new random one, "
+                   "printed and kept in .alaya/mcp.json, mode 0600).")
 @click.pass_obj
-def mcp(obj: Any, agent: str | None) -> None:
-    """Serve the memory to an agent over the Model Context Protocol (stdio).
+def mcp(obj: Any, agent: str | None, http: bool, host: str, port: int,
+        token: str | None) -> None:
+    """Serve the memory to an agent over the Model Context Protocol: stdio, or streamable
+    HTTP on loopback with a bearer token (--http).
 
-    Tools: recall, traverse, trace, get, new, link, feedback, ingest, context, status,
-    schema — each the same engine call and JSON as its CLI command. The embedder and index
-    stay loaded.
+    Tools: recall, traverse, trace, get, new, link, unlink, feedback, ingest, distill,
+    context, status, schema — each the same engine call and JSON as its CLI command, every
+    parameter described, closed sets as enums, annotated read-only or not. Resources: the
+    agent digest (alaya://digest), MEMORY.md, persona.md, any note. Prompts:
+    recall_before_answering, save_what_was_learned. The embedder, index and compile state
+    stay loaded; after each of its writes the server compiles, so its next recall sees it.
     Register it with an MCP client as the command `alaya --vault PATH mcp` (docs/agents.md).
 
     \b
-    Example (Claude Desktop / any MCP client config):
+    Examples (Claude Desktop / any MCP client config, then HTTP):
       {"mcpServers": {"alaya": {"command": "alaya",
                                 "args": ["--vault", "/home/me/agent-memory", "mcp",
                                          "--agent", "main"]}}}
+      alaya --vault ~/agent-memory mcp --http --port 8765
     """
     from .mcp_server import build_server
 
-    server = build_server(obj.vault_path, agent=agent)
-    server.run("stdio")
+    if not http:
+        server = build_server(obj.vault_path, agent=agent)
+        try:
+            server.run("stdio")
+        finally:
+            server.refresher.close()
+        return
+    from vault_engine.store.vault import Vault
+
+    from .mcp_http import auth_for, bind, choose_token, run_http
+    from .output import echo, ok
+
+    secret, made = choose_token(token)
+    sock = bind(host, port)
+    server = build_server(obj.vault_path, agent=agent,
+                          auth=auth_for(secret, host, int(sock.getsockname()[1])))
+
+    def ready(url: str) -> None:
+        echo(ok(f"alaya mcp: {url}  (Authorization: Bearer "
+                + (f"{secret}; also in .alaya/mcp.json" if made else "<your --token>")
+                + "; Ctrl-C to stop)"), err=True)
+
+    try:
+        run_http(server, sock, host, secret, Vault.open(obj.vault_path).state_dir,
+                 on_ready=ready)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.refresher.close()
 
 
 @click.command()

@@ -16,6 +16,7 @@ and recall says `stale: true` until a compile succeeds.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -53,15 +54,23 @@ class Refresher:
         self._state: CompileState | None = None
         self._saved = time.monotonic()
         self._dirty = False
+        self._lock = threading.Lock()  # an MCP server runs tools on worker threads
 
-    def __call__(self) -> Refresh:
+    def __call__(self, *, first: bool = False) -> Refresh:
+        """Refresh after a write. `first`: compile a vault that was never compiled too (a
+        resident server answering its first recall)."""
+        vault = self.vault
+        if not vault.config.get("compile", "after_write") and not first:
+            return Refresh(skipped="[compile] after_write = false")
+        if A.current_build(vault.state_dir) is None and not first:
+            return Refresh(skipped="never compiled: run `alaya compile` once")
+        with self._lock:
+            return self._compile()
+
+    def _compile(self) -> Refresh:
         from .pipeline import compile_vault
 
         vault = self.vault
-        if not vault.config.get("compile", "after_write"):
-            return Refresh(skipped="[compile] after_write = false")
-        if A.current_build(vault.state_dir) is None:
-            return Refresh(skipped="never compiled: run `alaya compile` once")
         start = time.perf_counter()
         try:
             if self.resident and self._state is None:
@@ -73,11 +82,15 @@ class Refresher:
         if self._state is not None:
             self._dirty = True
             if time.monotonic() - self._saved > self.save_every:
-                self.close()
+                self._save()
         return Refresh(build=stats.build, ms=round((time.perf_counter() - start) * 1000, 1))
 
     def close(self) -> None:
         """Persist the resident compile state (the next process starts from it)."""
+        with self._lock:
+            self._save()
+
+    def _save(self) -> None:
         if self._state is not None and self._dirty:
             self._state.save(self.vault.state_dir / A.RECORD_CACHE)
             self._dirty = False
