@@ -561,3 +561,26 @@ def test_persona_regenerates_every_50_memories_by_default() -> None:
     assert DEFAULTS["distill"]["persona_every"] == 50  # seed 004 L3
     template = (Path(__file__).resolve().parent.parent / "vault_template" / "alaya.toml")
     assert "persona_every = 50" in template.read_text()
+
+
+def test_a_pinned_card_in_memory_is_never_evicted(vault: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    write_card(vault, "pin", "Pinned rule", created="2026-05-01T00:00:00Z",
+               claim="Always page the on-call engineer first", extra="pinned: true\n")
+    write_card(vault, "hot", "Much used fact", created="2026-05-01T00:00:00Z",
+               claim="The API gateway is behind the CDN")
+    memory = vault / "MEMORY.md"
+    text = memory.read_text()
+    block = ("- [[card-pin|Pinned rule]] — Always page the on-call engineer first (score 0.10)\n"
+             "- [[card-hot|Much used fact]] — The API gateway is behind the CDN (score 0.90)\n")
+    from vault_engine.store import blocks
+
+    memory.write_text(blocks.replace_block(text, "memory", block))
+    commit_all(vault)
+    budget = len(memory.read_text()) - 60  # room for one entry only
+    cfg = vault / "alaya.toml"
+    cfg.write_text(cfg.read_text().replace("budget_chars = 10000", f"budget_chars = {budget}"))
+    phase = alaya(vault, "introspect", "--phase", "promote")["phases"][0]
+    kept = blocks.read_block(memory.read_text(), "memory") or ""
+    assert "card-pin" in kept and "card-hot" not in kept  # the pin stays over a higher score
+    assert phase["numbers"]["evicted"] == 1

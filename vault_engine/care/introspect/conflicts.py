@@ -15,7 +15,7 @@ from vault_engine.store.links import link_to
 from vault_engine.store.model import Card, Note, Session
 from vault_engine.store.vault import Transaction, VaultIndex
 
-from .phase import Context, PhaseResult, appender, commit_phase, flow
+from .phase import Context, PhaseResult, appender, commit_phase, flow, report_text
 from .validation import CONFIDENCE_STEP, Observation, observations
 
 CONTRADICTIONS = "reports/contradictions.md"
@@ -187,11 +187,10 @@ def _write_contradictions(tx: Transaction, ctx: Context, open_: Sequence[ClaimCo
                           observed: Sequence[Observation] = ()) -> None:
     rel = CONTRADICTIONS
     path = ctx.vault.root / rel
-    old = path.read_text(encoding="utf-8") if path.exists() else (
-        "---\nid: report-contradictions\ntitle: Contradictions\ntype: report\n---\n"
-        "# Contradictions\n\nClaims that contradict each other and need a person's decision. "
-        "Resolve one by setting the wrong claim's status to `refuted` or `superseded` (or "
-        "`alaya feedback correct`).\n\n")
+    old = report_text(ctx, rel, "Contradictions", (
+        "Claims that contradict each other and need a person's decision. Resolve one by "
+        "setting the wrong claim's status to `refuted` or `superseded` (or `alaya feedback "
+        "correct`)."))
     current = blocks.read_block(old, "contradictions", rel) or ""
     lines = [x for x in current.splitlines() if x.strip()]
     for k in open_:

@@ -13,7 +13,7 @@ from vault_engine.store.links import link_to
 from vault_engine.store.vault import Transaction
 from vault_engine.telemetry import read_events
 
-from .phase import Context, PhaseResult, commit_phase
+from .phase import Context, PhaseResult, commit_phase, report_text
 
 OPEN_QUESTIONS = "reports/open-questions.md"
 FIXES = {"A": "nothing in the memory covers it: a question to answer (write the card that "
@@ -51,11 +51,10 @@ def phase_gaps(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     r.numbers.update(open_questions=len(gaps), weak_recalls=sum(g.count for g in gaps),
                      **{f"class_{c}": sum(g.cls == c for g in gaps) for c in CLASSES})
     path = ctx.vault.root / OPEN_QUESTIONS
-    text = path.read_text(encoding="utf-8") if path.exists() else (
-        "---\nid: report-open-questions\ntitle: Open questions\ntype: report\n---\n"
-        "# Open questions\n\nQuestions the memory keeps answering badly (seed 003 §3.2.2), "
-        "found by `alaya introspect` in the recall log and sorted by what would close them. "
-        "Tick one (`- [x]`) when it is dealt with.\n\n")
+    text = report_text(ctx, OPEN_QUESTIONS, "Open questions", (
+        "Questions the memory keeps answering badly (seed 003 §3.2.2), found by `alaya "
+        "introspect` in the recall log and sorted by what would close them. Tick one (`- [x]`) "
+        "when it is dealt with."))
     current = blocks.read_block(text, "gaps", OPEN_QUESTIONS) or ""
     ticked = {m.group("topic") for line in current.splitlines()
               if (m := _TICKED_RE.match(line.strip()))}

@@ -86,3 +86,14 @@ def commit_phase(ctx: Context, result: PhaseResult, results: Sequence[PhaseResul
             tx.create(rel, text)
         result.changed = sorted(set(tx.written))
     result.commit = tx.sha
+
+
+def report_text(ctx: Context, rel: str, title: str, intro: str) -> str:
+    """A report note's current text, or a new one with its frontmatter, heading and intro
+    (the managed block is added by whoever fills it)."""
+    path = ctx.vault.root / rel
+    if path.exists():
+        return path.read_text(encoding="utf-8")
+    slug = rel.rsplit("/", 1)[-1].removesuffix(".md")
+    return (f"---\nid: report-{slug}\ntitle: {title}\ntype: report\n---\n# {title}\n\n"
+            f"{intro}\n\n")

@@ -123,7 +123,9 @@ def phase_promote(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
                             "supported"), "")
         gist = f" — {first_claim[:140]}" if first_claim and first_claim != note.title else ""
         entries[s.key] = (s.score, f"- [[{s.key}|{note.title}]]{gist} (score {s.score:.2f})")
-    ranked = sorted(entries.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    # pinned cards are never evicted (docs/vault-format.md); then the highest score first
+    pinned = {k for k in entries if isinstance(by_key.get(k), Card) and by_key[k].pinned}
+    ranked = sorted(entries.items(), key=lambda kv: (kv[0] not in pinned, -kv[1][0], kv[0]))
     markers = len(blocks.replace_block("", "memory", "x\n")) - 2  # the block's own markers
     room = budget - len(human) - markers
     kept, evicted = [], []

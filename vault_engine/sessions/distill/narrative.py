@@ -65,6 +65,21 @@ def merge_timelines(*parts: Sequence[str]) -> list[str]:
     return sorted(seen, key=lambda x: (x[3:13], x))
 
 
+WORDS = {  # the offline story's phrases, per language
+    "en": {"span": "From {first} to {last}, ", "day": "On {day}, ", "count": "{n} memories",
+           "about": " about {topics}", "and": ", ", "end": ".",
+           "first": "It starts with “{title}”.", "gotcha": "Problems met: {titles}.",
+           "decision": "Decided: {titles}.", "preference": "Preferences: {titles}.",
+           "instruction": "Standing instructions: {titles}.",
+           "last": "Most recently: “{title}”.", "sep": "; ", "join": " "},
+    "zh": {"span": "从 {first} 到 {last}，", "day": "{day}，", "count": "共 {n} 条记忆",
+           "about": "，关于{topics}", "and": "、", "end": "。", "first": "起点是「{title}」。",
+           "gotcha": "遇到的问题：{titles}。", "decision": "决定：{titles}。",
+           "preference": "偏好：{titles}。", "instruction": "约定：{titles}。",
+           "last": "最近一条是「{title}」。", "sep": "；", "join": ""},
+}
+
+
 def chinese(cards: Sequence[Card]) -> bool:
     titles = [c.title for c in cards]
     return sum(bool(_CJK_RE.search(t)) for t in titles) * 2 > len(titles)
@@ -83,40 +98,23 @@ def story(cards: Sequence[Card], tags: Sequence[str], index: Any = None) -> str:
                                            c.created.isoformat() if c.created else "", c.title))
     dates = [when[c.path] for c in ordered if when[c.path]]
     by = {t: [c for c in ordered if c.type == t] for t in
-          ("event", "gotcha", "decision", "preference", "instruction", "fact")}
+          ("gotcha", "decision", "preference", "instruction")}
     first, last = ordered[0], ordered[-1]
     topics = [t for t in tags if t][:4]
-    if chinese(cards):
-        out = [f"从 {dates[0]} 到 {dates[-1]}，" if len(set(dates)) > 1 else
-               (f"{dates[0]}，" if dates else ""),
-               f"共 {len(cards)} 条记忆" + (f"，关于{'、'.join(topics)}" if topics else "") + "。",
-               f"起点是「{first.title.rstrip('。')}」。"]
-        if by["gotcha"]:
-            out.append(f"遇到的问题：{_titles(by['gotcha'], '；')}。")
-        if by["decision"]:
-            out.append(f"决定：{_titles(by['decision'], '；')}。")
-        if by["preference"]:
-            out.append(f"偏好：{_titles(by['preference'], '；')}。")
-        if by["instruction"]:
-            out.append(f"约定：{_titles(by['instruction'], '；')}。")
-        if last is not first:
-            out.append(f"最近一条是「{last.title.rstrip('。')}」。")
-        return "".join(out)
-    span = (f"From {dates[0]} to {dates[-1]}, " if len(set(dates)) > 1 else
-            (f"On {dates[0]}, " if dates else ""))
-    out = [f"{span}{len(cards)} memories" + (f" about {', '.join(topics)}" if topics else "")
-           + ".", f"It starts with “{first.title.rstrip('.')}”."]
-    if by["gotcha"]:
-        out.append(f"Problems met: {_titles(by['gotcha'], '; ')}.")
-    if by["decision"]:
-        out.append(f"Decided: {_titles(by['decision'], '; ')}.")
-    if by["preference"]:
-        out.append(f"Preferences: {_titles(by['preference'], '; ')}.")
-    if by["instruction"]:
-        out.append(f"Standing instructions: {_titles(by['instruction'], '; ')}.")
+    words = WORDS["zh" if chinese(cards) else "en"]
+    if len(set(dates)) > 1:
+        span = words["span"].format(first=dates[0], last=dates[-1])
+    else:
+        span = words["day"].format(day=dates[0]) if dates else ""
+    out = [span + words["count"].format(n=len(cards)) + (
+        words["about"].format(topics=words["and"].join(topics)) if topics else "") + words["end"],
+        words["first"].format(title=first.title.rstrip("。."))]
+    for kind in ("gotcha", "decision", "preference", "instruction"):
+        if by[kind]:
+            out.append(words[kind].format(titles=_titles(by[kind], words["sep"])))
     if last is not first:
-        out.append(f"Most recently: “{last.title.rstrip('.')}”.")
-    return " ".join(out)
+        out.append(words["last"].format(title=last.title.rstrip("。.")))
+    return words["join"].join(out)
 
 
 def llm_story(vault: Any, cards: Sequence[Card], index: Any = None) -> str | None:
