@@ -114,27 +114,21 @@ def detect(data: bytes, source: str) -> str:
         kinds = sorted({str(r.get("type")) for r in records if isinstance(r, dict) and "type" in r})
         raise _unknown(source, f"JSON Lines of records with keys {_keys(records)}"
                        + (f" (type: {', '.join(kinds[:6])})" if kinds else "")) from None
+    checks: tuple[tuple[str, Any], ...] = (
+        ("chatgpt", chatgpt.looks_like), ("claude-ai", claude_ai.looks_like),
+        ("messages", lambda o: all(generic.is_message(m) for m in (
+            o if isinstance(o, list) else [o]))),
+        ("claude-code", lambda o: isinstance(o, dict) and claude_code.looks_like([o])),
+        ("openclaw", lambda o: isinstance(o, dict) and openclaw.looks_like([o])))
+    if isinstance(obj, dict) and isinstance(obj.get("turns"), list):
+        return "session"
+    if isinstance(obj, dict | list) and obj:
+        found = next((name for name, test in checks if test(obj)), None)
+        if found:
+            return found
     if isinstance(obj, dict):
-        if isinstance(obj.get("turns"), list):
-            return "session"
-        if chatgpt.looks_like(obj):
-            return "chatgpt"
-        if claude_ai.looks_like(obj):
-            return "claude-ai"
-        if generic.is_message(obj):
-            return "messages"
-        if claude_code.looks_like([obj]):
-            return "claude-code"
-        if openclaw.looks_like([obj]):
-            return "openclaw"
         raise _unknown(source, f"a JSON object with keys {_keys([obj])}")
     if isinstance(obj, list) and obj:
-        if chatgpt.looks_like(obj):
-            return "chatgpt"
-        if claude_ai.looks_like(obj):
-            return "claude-ai"
-        if all(generic.is_message(m) for m in obj):
-            return "messages"
         kinds = sorted({_JSON_TYPES.get(type(m).__name__, "value") + "s" for m in obj})
         with_keys = f" with keys {_keys(obj[:SNIFF_LINES])}" if any(
             isinstance(m, dict) for m in obj) else ""

@@ -108,6 +108,22 @@ def loads(data: bytes, source: str) -> Any:
                           fix="fix the JSON (a truncated file cannot be ingested)") from None
 
 
+def export_items(data: bytes, source: str, is_item: Any, what: str,
+                 key: str) -> list[tuple[str, dict[str, Any]]]:
+    """(where, conversation) of an export: a JSON list of conversations, or one alone. A
+    conversation without its `key` is an error naming it."""
+    obj = loads(data, source)
+    items = obj if isinstance(obj, list) else [obj]
+    out = []
+    for i, item in enumerate(items):
+        where = f"{source}: conversation {i + 1}" if isinstance(obj, list) else source
+        if not is_item(item):
+            raise IngestError(f"{where} has no `{key}`: not a {what} conversation",
+                              fix=f"pass conversations.json from the {what} export unchanged")
+        out.append((where, item))
+    return out
+
+
 def json_lines(data: bytes, source: str, *, final: bool = True) -> list[tuple[int, Any, str]]:
     """(line number, object, line) of a JSON Lines input. A bad line is an error naming it —
     except, with `final=False` (a transcript still being written), a last line without its

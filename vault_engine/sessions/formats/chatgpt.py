@@ -22,8 +22,8 @@ from .base import (
     TurnIn,
     as_dict,
     clip,
+    export_items,
     first_time,
-    loads,
     prefixed_id,
     timestamp,
     tool_output,
@@ -133,13 +133,6 @@ def _conversation(conv: dict[str, Any], where: str, source: str) -> SessionIn:
 
 
 def parse(data: bytes, source: str) -> list[SessionIn]:
-    obj = loads(data, source)
-    items = obj if isinstance(obj, list) else [obj]
-    out = []
-    for i, conv in enumerate(items):
-        where = f"{source}: conversation {i + 1}" if isinstance(obj, list) else source
-        if not is_conversation(conv):
-            raise IngestError(f"{where} has no `mapping`: not a ChatGPT conversation",
-                              fix="pass conversations.json from the ChatGPT export unchanged")
-        out.append(_conversation(conv, where, source))
+    out = [_conversation(conv, where, source) for where, conv in
+           export_items(data, source, is_conversation, "ChatGPT", "mapping")]
     return [s for s in out if s.turns]

@@ -21,8 +21,8 @@ from .base import (
     ToolCall,
     TurnIn,
     as_list,
+    export_items,
     first_time,
-    loads,
     prefixed_id,
     timestamp,
     tool_input,
@@ -95,14 +95,9 @@ def _message(msg: dict[str, Any], where: str) -> TurnIn | None:
 
 
 def parse(data: bytes, source: str) -> list[SessionIn]:
-    obj = loads(data, source)
-    items = obj if isinstance(obj, list) else [obj]
     out = []
-    for i, conv in enumerate(items):
-        where = f"{source}: conversation {i + 1}" if isinstance(obj, list) else source
-        if not is_conversation(conv):
-            raise IngestError(f"{where} has no `chat_messages`: not a Claude.ai conversation",
-                              fix="pass conversations.json from the Claude.ai export unchanged")
+    for where, conv in export_items(data, source, is_conversation, "Claude.ai",
+                                    "chat_messages"):
         msgs = [m for m in conv["chat_messages"] if isinstance(m, dict)]
         turns = tuple(t for t in (_message(m, f"{where}: message {j + 1}")
                                   for j, m in enumerate(_branch(msgs))) if t is not None)
