@@ -15,7 +15,9 @@ fresh processes, timed from outside (spawn to exit):
   then `alaya recall … --json`;
 - `fresh-read`: the alternative — `[compile] after_write = false`, then `alaya recall
   --fresh` (the compile paid by the read);
-- `serve`: as `refresh`, with `alaya serve` running (recall answered by the resident server).
+- `serve`: as `refresh`, with `alaya serve` running (recall answered by the resident server);
+- `mcp`: the tools `new` then `recall` of one resident `alaya mcp` (stdio, the real client):
+  the server compiles after its own write with the compile state it keeps in memory.
 
 Each command's wall time (what an agent waits for) and CPU time (user + sys of the child:
 what the machine's other tenants cannot inflate) are reported. In-process, the staleness
@@ -125,6 +127,35 @@ def round_trip(vault: Path, title: str, mode: str) -> dict[str, Any]:
             "top3": made["id"] in top, "stale": found["stale"]}
 
 
+def mcp_rounds(vault: Path, titles: list[str]) -> list[dict[str, Any]]:
+    import asyncio
+
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=ALAYA, args=["--vault", str(vault), "mcp"],
+                                   env=bundled_env())
+
+    async def run_all() -> list[dict[str, Any]]:
+        rows = []
+        async with Client(params) as client:
+            await client.call_tool("recall", {"query": "warm up"})  # load model and index
+            for title in titles:
+                t0 = time.perf_counter()
+                made = json.loads((await client.call_tool("new", {
+                    "title": title, "type": "gotcha", "claims": [title + "."]})).content[0].text)
+                t1 = time.perf_counter()
+                found = json.loads((await client.call_tool("recall", {"query": title}))
+                                   .content[0].text)
+                t2 = time.perf_counter()
+                rows.append({"write_ms": (t1 - t0) * 1000, "refresh_ms": made["refresh"]["ms"],
+                             "recall_ms": (t2 - t1) * 1000, "visible_ms": (t2 - t0) * 1000,
+                             "top3": made["id"] in [n["id"] for n in found["nodes"][:3]],
+                             "stale": found["stale"]})
+        return rows
+
+    return asyncio.run(run_all())
+
+
 def check_cost(vault: Path, repeat: int = 30) -> dict[str, Any]:
     from vault_engine import artifacts as A
     from vault_engine.recall.index import open_index
@@ -150,6 +181,15 @@ def bench(vault: Path, n: int, rounds: int) -> dict[str, Any]:
     prepare(vault, n)
     result: dict[str, Any] = {"cards": n}
     i = 0
+    run_id = int(time.time()) % 100_000  # titles never repeat across runs on one vault
+    titles = [TITLES[j % len(TITLES)].format(w=WORDS[j % len(WORDS)], i=f"{run_id}-m{j}")
+              for j in range(rounds)]
+    mcp = mcp_rounds(vault, titles)
+    result["mcp"] = {k: stats([r[k] for r in mcp]) for k in
+                     ("write_ms", "refresh_ms", "recall_ms", "visible_ms")}
+    result["mcp"]["top3"] = f"{sum(r['top3'] for r in mcp)}/{len(mcp)}"
+    result["mcp"]["stale_answers"] = sum(bool(r["stale"]) for r in mcp)
+    print(json.dumps({"mcp": result["mcp"]}), file=sys.stderr)
     for mode in ("refresh", "fresh-read", "serve"):
         set_after_write(vault, mode != "fresh-read")
         server = None
@@ -164,7 +204,8 @@ def bench(vault: Path, n: int, rounds: int) -> dict[str, Any]:
         try:
             rows = []
             for _ in range(rounds):
-                title = TITLES[i % len(TITLES)].format(w=WORDS[i % len(WORDS)], i=i)
+                title = TITLES[i % len(TITLES)].format(w=WORDS[i % len(WORDS)],
+                                                       i=f"{run_id}-{i}")
                 rows.append(round_trip(vault, title, mode))
                 i += 1
         finally:
