@@ -217,11 +217,14 @@ def promote_shared(obj: Any, ref: str, no_commit: bool, as_json: bool) -> None:
     from vault_engine.store.cards import promote_shared as run
 
     from .output import echo, emit_json, ok
+    from .writes import after_write
 
-    note, old, sha = run(obj.vault(), ref, commit=not no_commit)
+    vault = obj.vault()
+    note, old, sha = run(vault, ref, commit=not no_commit)
+    refresh = after_write(vault, quiet=as_json) if old != "shared" else None
     if as_json:
         emit_json({"id": note.id, "path": note.path, "from": old, "to": "shared",
-                   "commit": sha})
+                   "commit": sha, "refresh": refresh})
     elif old == "shared":
         echo(ok(f"{note.title} is already shared"))
     else:

@@ -115,9 +115,13 @@ def restore(obj: Any, ref: str, no_commit: bool, as_json: bool) -> None:
     """
     from vault_engine.store.archive import restore as run
 
-    path, sha = run(obj.vault(), ref, commit=not no_commit)
+    from .writes import after_write
+
+    vault = obj.vault()
+    path, sha = run(vault, ref, commit=not no_commit)
+    refresh = after_write(vault, quiet=as_json)
     if as_json:
-        emit_json({"restored": path, "commit": sha})
+        emit_json({"restored": path, "commit": sha, "refresh": refresh})
     else:
         echo(ok(f"restored to {path}" + (f" (commit {sha[:10]})" if sha else "")))
 

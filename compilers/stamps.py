@@ -19,10 +19,11 @@ from pathlib import Path
 from vault_engine import artifacts as A
 from vault_engine import stamps as S
 from vault_engine.primitives import checksum
+from vault_engine.store.notes import FOLDER_KINDS, ROOT_KINDS
 from vault_engine.store.vault import SKIP_DIRS, TMP_MARKER, Vault, atomic_write
 
 from .options import Malformed
-from .records import GRAPH_KINDS, NoteRecord
+from .records import GRAPH_KINDS, UNIT_KINDS, NoteRecord
 
 Stamp = tuple[int, int, str]
 
@@ -32,11 +33,17 @@ Stamp = tuple[int, int, str]
 TICK_NS = 20_000_000
 
 
+# notes that are not recall targets (reports, archive, templates; MEMORY.md, persona.md,
+# AGENTS.md): recall does not watch them, so writing a report leaves recall fresh
+UNTRACKED_DIRS = sorted(f for f, kind in FOLDER_KINDS.items() if kind not in UNIT_KINDS)
+UNTRACKED_FILES = sorted(f for f, kind in ROOT_KINDS.items() if kind not in UNIT_KINDS)
+
+
 def folder_stamps(vault: Vault) -> tuple[dict[str, int], int]:
     """Every folder the note walk enters with its mtime, and the time the scan may start
     (call before the scan). A folder changed within the last tick — the write a refresh
     follows — is stamped again once that tick has passed (git's "racy clean" problem)."""
-    dirs = S.note_dirs(vault.root, SKIP_DIRS)
+    dirs = S.note_dirs(vault.root, SKIP_DIRS, UNTRACKED_DIRS)
     stamps = S.dir_mtimes(vault.root, dirs)
     wait = max(stamps.values(), default=0) + TICK_NS - time.time_ns()
     if wait > 0:
@@ -69,7 +76,8 @@ def _files(records: Sequence[NoteRecord], dirs: Mapping[str, int],
            notes: Mapping[str, Stamp]) -> dict[str, bytes]:
     import numpy as np
 
-    files = S.stamp_files(dirs, notes, skip=SKIP_DIRS, tmp_marker=TMP_MARKER)
+    files = S.stamp_files(dirs, notes, skip=SKIP_DIRS, tmp_marker=TMP_MARKER,
+                          untracked_dirs=UNTRACKED_DIRS, untracked_files=UNTRACKED_FILES)
     nodes = [r.path for r in records if r.kind in GRAPH_KINDS]  # recall_index's node order
     buf = io.BytesIO()
     np.save(buf, S.node_stamps(nodes, notes))

@@ -154,6 +154,17 @@ def test_hand_edit_add_delete_touch_and_compile(graph_vault: Path) -> None:  # n
     assert recall(graph_vault, "checkout outage")["stale"] is False
 
 
+def test_notes_recall_does_not_read_leave_it_fresh(graph_vault: Path) -> None:  # noqa: F811
+    """Reports, the archive, templates, MEMORY.md and persona.md are not recall targets."""
+    lint = CliRunner().invoke(cli, ["--vault", str(graph_vault), "lint"])  # writes reports/lint.md
+    assert (graph_vault / "reports" / "lint.md").exists(), lint.output
+    (graph_vault / "MEMORY.md").write_text((graph_vault / "MEMORY.md").read_text() + "\n- 手写的一条\n")
+    (graph_vault / "reports" / "mine.md").write_text("# a person's report\n")
+    assert recall(graph_vault, "checkout outage")["stale"] is False
+    (graph_vault / "notes.md").write_text("A root note is a recall target.\n")
+    assert recall(graph_vault, "checkout outage")["changed_notes"] == ["notes.md"]
+
+
 def test_large_vault_checks_folders_and_the_results(graph_vault: Path,  # noqa: F811
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Above FULL_CHECK_NOTES notes only folders and the returned notes are compared."""

@@ -42,14 +42,16 @@ def sha_prefix(checksum: str) -> int:
     return int(checksum[:16], 16) >> 1
 
 
-def note_dirs(root: Path, skip: Iterable[str]) -> list[str]:
+def note_dirs(root: Path, skip: Iterable[str], untracked: Iterable[str] = ()) -> list[str]:
     """Every folder the note walk enters (vault-relative, "" for the root), sorted: dot-folders,
-    `skip` and symlinked folders are never entered."""
+    `skip` and symlinked folders are never entered, nor the top-level `untracked` ones."""
     skip = frozenset(skip)
+    top_skip = skip | frozenset(untracked)
     out = []
     base = str(root)
     for dirpath, dirnames, _files in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if d not in skip and not d.startswith(".")
+        names = top_skip if dirpath == base else skip
+        dirnames[:] = sorted(d for d in dirnames if d not in names and not d.startswith(".")
                              and not os.path.islink(os.path.join(dirpath, d)))
         rel = os.path.relpath(dirpath, base).replace(os.sep, "/")
         out.append("" if rel == "." else rel)
@@ -67,12 +69,19 @@ def dir_mtimes(root: Path, dirs: Sequence[str]) -> dict[str, int]:
 
 
 def stamp_files(dirs: Mapping[str, int], notes: Mapping[str, tuple[int, int, str]], *,
-                skip: Iterable[str], tmp_marker: str) -> dict[str, bytes]:
+                skip: Iterable[str], tmp_marker: str, untracked_dirs: Iterable[str] = (),
+                untracked_files: Iterable[str] = ()) -> dict[str, bytes]:
     """The folder and note stamps of one build, as {path under recall/: bytes}. `dirs` is
     taken before the notes are stated; `notes` maps a path to (mtime_ns, size, sha256 hex)
-    as the compile read it."""
+    as the compile read it. Notes in the top-level `untracked_dirs` and the root's
+    `untracked_files` are not recall targets (reports, archive, templates, MEMORY.md …):
+    they are left out, so writing a report does not make recall stale."""
+    top = frozenset(untracked_dirs)
+    root_files = frozenset(untracked_files)
     by_dir: dict[str, dict[str, list[Any]]] = {d: {} for d in dirs}
     for rel, (mtime, size, sha) in notes.items():
+        if rel in root_files or rel.split("/", 1)[0] in top and "/" in rel:
+            continue
         d, _, name = rel.rpartition("/")
         by_dir.setdefault(d, {})[name] = [mtime, size, sha_prefix(sha)]
     order = sorted(by_dir)
@@ -82,7 +91,8 @@ def stamp_files(dirs: Mapping[str, int], notes: Mapping[str, tuple[int, int, str
 
     files = {f"{STAMP_DIR}/{i}.json": dump(by_dir[d]) for i, d in enumerate(order)}
     files[STAMPS] = dump({"version": 1, "notes": len(notes), "skip_dirs": sorted(skip),
-                          "tmp_marker": tmp_marker,
+                          "tmp_marker": tmp_marker, "untracked_dirs": sorted(top),
+                          "untracked_files": sorted(root_files),
                           "dirs": [[d, dirs.get(d, -1)] for d in order]})
     return files
 
@@ -157,6 +167,8 @@ def check(recall_dir: Path, root: Path, results: Sequence[tuple[int, str | None]
     base = str(root)
     skip = frozenset(info.get("skip_dirs") or ())
     marker = str(info.get("tmp_marker") or "\0")
+    untracked = (frozenset(info.get("untracked_dirs") or ()),
+                 frozenset(info.get("untracked_files") or ()))
     recorded = {d: (i, m) for i, (d, m) in enumerate(info["dirs"])}
     full = int(info.get("notes", 0)) <= FULL_CHECK_NOTES
     checked: set[str] = set()
@@ -173,7 +185,8 @@ def check(recall_dir: Path, root: Path, results: Sequence[tuple[int, str | None]
         except (OSError, ValueError):
             return Staleness(None)
         prefix = d + "/" if d else ""
-        present = _listing(full_dir, skip, marker, recorded, prefix, out) \
+        present = _listing(full_dir, skip, marker, recorded, prefix, out,
+                           untracked if not d else (frozenset(), frozenset())) \
             if now_mtime is not None else {}
         for name, entry in present.items():
             stamp = stamps.get(name)
@@ -202,9 +215,11 @@ def check(recall_dir: Path, root: Path, results: Sequence[tuple[int, str | None]
 
 
 def _listing(full_dir: str, skip: frozenset[str], marker: str, recorded: Mapping[str, Any],
-             prefix: str, out: Staleness) -> dict[str, os.DirEntry[str]]:
+             prefix: str, out: Staleness,
+             untracked: tuple[frozenset[str], frozenset[str]]) -> dict[str, os.DirEntry[str]]:
     """The note files in a folder now, by name; a folder that was not there at compile time
-    and holds notes counts its notes as added."""
+    and holds notes counts its notes as added. `untracked`: the folders and files (of the
+    root) that hold no recall targets."""
     names: dict[str, os.DirEntry[str]] = {}
     try:
         with os.scandir(full_dir) as it:
@@ -216,9 +231,10 @@ def _listing(full_dir: str, skip: frozenset[str], marker: str, recorded: Mapping
             continue
         if e.is_dir(follow_symlinks=False):
             rel = prefix + e.name
-            if rel not in recorded and e.name not in skip:
+            if rel not in recorded and e.name not in skip and e.name not in untracked[0]:
                 out.added.extend(_new_notes(e.path, rel, skip, marker))
-        elif e.name.endswith(".md") and e.is_file(follow_symlinks=False):
+        elif e.name.endswith(".md") and e.name not in untracked[1] and \
+                e.is_file(follow_symlinks=False):
             names[e.name] = e
     return names
 
