@@ -63,7 +63,10 @@ def traverse(obj: Any, a: str, b: str | None, max_hops: int, rels: tuple[str, ..
                               query={"a": a, "b": b, "max_hops": max_hops if b else None,
                                      "rel": list(split), "depth": None if b else depth},
                               lines=lines, commit=not no_commit)
-        result["saved"] = {"path": rel, "commit": sha}
+        from .writes import after_write
+
+        result["saved"] = {"path": rel, "commit": sha,
+                           "refresh": after_write(vault, quiet=as_json)}
     if as_json:
         emit_json(result)
         return

@@ -118,9 +118,12 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
         from vault_engine.recall.queries import recall_lines, save_query
 
         title = query.query_text or ",".join(query.from_nodes)
+        from .writes import after_write
+
         path, sha = save_query(vault, kind="recall", title=title[:80], query=result["query"],
                                lines=recall_lines(result))
-        result["saved"] = {"path": path, "commit": sha}
+        result["saved"] = {"path": path, "commit": sha,
+                           "refresh": after_write(vault, quiet=fmt == "json" or as_json)}
     fmt = "json" if as_json else (fmt or "text")
     if fmt == "json":
         emit_json(result)

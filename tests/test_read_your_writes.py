@@ -100,6 +100,13 @@ def test_ingest_distill_and_capture_are_recalled_next(graph_vault: Path, tmp_pat
     assert recall(graph_vault, "羊驼服务器 证书 过期")["nodes"][0]["id"] == "chat-0412"
 
 
+def test_a_saved_query_is_recalled_next(graph_vault: Path) -> None:  # noqa: F811
+    saved = recall(graph_vault, "checkout outage", "--save")["saved"]
+    assert saved["path"].startswith("queries/") and saved["refresh"]["build"]
+    again = recall(graph_vault, "checkout outage", "--kind", "query")
+    assert again["stale"] is False and again["nodes"][0]["path"] == saved["path"]
+
+
 def test_no_refresh_when_disabled_never_compiled_or_proposed(graph_vault: Path,  # noqa: F811
                                                              tmp_path: Path) -> None:
     cfg = graph_vault / "alaya.toml"
