@@ -124,7 +124,7 @@ def phase_promote(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
         gist = f" — {first_claim[:140]}" if first_claim and first_claim != note.title else ""
         entries[s.key] = (s.score, f"- [[{s.key}|{note.title}]]{gist} (score {s.score:.2f})")
     # pinned cards are never evicted (docs/vault-format.md); then the highest score first
-    pinned = {k for k in entries if isinstance(n := by_key.get(k), Card) and n.pinned}
+    pinned = {k for k, n in by_key.items() if k in entries and isinstance(n, Card) and n.pinned}
     ranked = sorted(entries.items(), key=lambda kv: (kv[0] not in pinned, -kv[1][0], kv[0]))
     markers = len(blocks.replace_block("", "memory", "x\n")) - 2  # the block's own markers
     room = budget - len(human) - markers
