@@ -157,23 +157,39 @@ def mcp_rounds(vault: Path, titles: list[str]) -> list[dict[str, Any]]:
 
 
 def check_cost(vault: Path, repeat: int = 30) -> dict[str, Any]:
+    """The staleness check alone, on the current build, for a recall's ten results: as it
+    runs (folders + results, or every note in a vault of at most FULL_CHECK_NOTES), and with
+    every note compared whatever the size; the vault unchanged, then one result edited."""
     from vault_engine import artifacts as A
+    from vault_engine import stamps
     from vault_engine.recall.index import open_index
 
     index = open_index(vault / ".alaya")
     results = [(i, index.row(int(index.node_unit[i])).get("path")) for i in range(10)
                if int(index.node_unit[i]) >= 0]
-    out: dict[str, Any] = {"notes": A.current_build(vault / ".alaya").manifest()["counts"]["notes"]}
-    for label in ("unchanged", "one note edited in place"):
-        if label != "unchanged":
-            path = next((vault / "cards").rglob("*.md"))
-            path.write_text(path.read_text() + "\nedited\n")
-        lat = []
-        for _ in range(repeat):
-            t = time.perf_counter()
-            stale = index.staleness(vault, results)
-            lat.append((time.perf_counter() - t) * 1000)
-        out[label] = {**stats(lat), "stale": stale.stale}
+    out: dict[str, Any] = {"notes": A.current_build(vault / ".alaya").manifest()["counts"]["notes"],
+                           "full_check_notes": stamps.FULL_CHECK_NOTES}
+    default = stamps.FULL_CHECK_NOTES
+
+    def timed(label: str) -> None:
+        for mode, limit in (("as configured", default), ("every note", 10**9)):
+            stamps.FULL_CHECK_NOTES = limit
+            lat = []
+            for _ in range(repeat):
+                t = time.perf_counter()
+                stale = index.staleness(vault, results)
+                lat.append((time.perf_counter() - t) * 1000)
+            out[f"{label}, {mode}"] = {**stats(lat), "stale": stale.stale}
+        stamps.FULL_CHECK_NOTES = default
+
+    timed("unchanged")
+    edited = vault / str(results[0][1])
+    original = edited.read_bytes()
+    edited.write_bytes(original + b"\nedited in place\n")
+    try:
+        timed("a result edited in place")
+    finally:
+        edited.write_bytes(original)
     return out
 
 
@@ -229,7 +245,12 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/alaya-bench-writes"))
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--check-only", action="store_true",
+                    help="only the staleness check, on vaults prepared by an earlier run")
     args = ap.parse_args()
+    if args.check_only:
+        report([check_cost(args.workdir / f"vault-{n}") for n in args.sizes], args.out)
+        return
     results = [bench(args.workdir / f"vault-{n}", n, args.rounds) for n in args.sizes]
     report(results, args.out)
 
