@@ -14,7 +14,17 @@ from vault_engine.store.init_vault import init_vault
 from vault_engine.store.model import Card, Entity, Session
 from vault_engine.store.serialize import note_dict
 
-from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, propose_option, style
+from .output import (
+    echo,
+    emit_json,
+    fail,
+    json_option,
+    no_commit_option,
+    ok,
+    pass_json,
+    propose_option,
+    style,
+)
 from .writes import after_write
 
 
@@ -36,31 +46,56 @@ def init(obj: object, path: Path | None, as_json: bool, no_commit: bool,
     it again on a vault changes nothing; missing template files are added, existing files
     never touched.
 
+    Over a folder or git repository that already has notes (adoption), no note is touched:
+    an existing .gitignore, .gitattributes or AGENTS.md gets alaya's lines in a marked block
+    at its end, existing Obsidian settings are kept, files the vault's .gitignore ignores are
+    not committed, and only alaya's files are committed, authored by alaya.
+
     \b
     Example:
       alaya init ~/notes/agent-memory
+      alaya init ~/Documents/MyObsidianVault     # adopt a vault you already keep
     """
     target = path or obj.vault_path  # type: ignore[attr-defined]
     result = init_vault(target, commit=not no_commit)
     build = None
-    if not result.already and not no_compile:
+    # a new vault is compiled at once (cheap: only the template); adopted notes are left for
+    # an explicit `alaya compile`, which embeds them all
+    if not result.already and not result.adopted and not no_compile:
         from compilers.pipeline import compile_vault
         from vault_engine.store.vault import Vault
 
         build = compile_vault(Vault.open(result.root)).build
     if as_json:
         emit_json({"vault": str(result.root), "created": list(result.created),
+                   "extended": list(result.extended), "kept": list(result.kept),
+                   "adopted_notes": result.adopted,
                    "already_initialised": result.already, "commit": result.commit,
-                   "build": build})
+                   "commit_error": result.commit_error, "build": build})
+        if result.commit_error:
+            raise SystemExit(1)
         return
     if result.already:
         echo(ok(f"{result.root} is already an alaya vault; nothing changed"))
         return
+    if result.adopted:
+        echo(ok(f"Adopted {result.adopted} existing notes in {result.root} (none changed)"))
     echo(ok(f"Created {len(result.created)} files in {result.root}"))
+    for rel in result.extended:
+        echo(f"  Added alaya's marked block to your {rel} (your lines are unchanged)")
+    for line in result.kept:
+        echo(f"  Kept: {line}")
     if result.commit:
-        echo(ok(f"Committed {result.commit[:8]}: init"))
+        echo(ok(f"Committed {result.commit[:8]} as alaya: init"))
+    if result.commit_error:
+        echo(fail(f"not committed: {result.commit_error}"), err=True)
+        echo("  The files are written; commit them by hand or run `alaya doctor`.", err=True)
+        raise SystemExit(1)
     if build:
         echo(ok(f"Compiled the first build {build}"))
+    elif result.adopted and not no_compile:
+        echo(f"  Run `alaya --vault {result.root} compile` once to index the {result.adopted} "
+             "notes (it embeds them all; every later write refreshes by itself)")
     echo(f"  Open {result.root} in Obsidian, or run: alaya --vault {result.root} doctor")
 
 

@@ -121,7 +121,7 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
         from .writes import after_write
 
         path, sha = save_query(vault, kind="recall", title=title[:80], query=result["query"],
-                               lines=recall_lines(result))
+                               lines=recall_lines(result, vault.load()))
         result["saved"] = {"path": path, "commit": sha,
                            "refresh": after_write(vault, quiet=fmt == "json" or as_json)}
     fmt = "json" if as_json else (fmt or "text")

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA_VERSION = 1
-FORMAT = 11  # bumped whenever a build's set of files or their layout changes
+FORMAT = 12  # bumped whenever a build's set of files or their layout changes (11: Chinese BM25
+# words; 12: the folder and note stamps of recall/, vault_engine/stamps.py)
 CURRENT = "current.json"
 BUILDS = "builds"
 MANIFEST = "manifest.json"

@@ -27,7 +27,7 @@ from .fusion import Hit, rrf_fusion, score_notes, weighted_fusion
 from .index import open_index
 from .present import explorable_relations, flag_warnings, node_json
 from .query import RecallQuery, RecallSettings
-from .ranking import rank
+from .ranking import POOL, SEEDS, rank, wants_current
 from .retrieval import (
     blend_context,
     bm25_ranking,
@@ -72,7 +72,8 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
                 warnings.append(f"embedder unavailable ({exc.message}): answered from BM25 "
                                 "and the graph only")
     depth = settings.depth if query.depth is None else query.depth
-    k_search = max(200, top_k * 20)
+    # the same search depth for every --top-k up to POOL: the first results never move
+    k_search = 200 if top_k <= POOL else top_k * 20
     rankings: list[list[tuple[int, float]]] = []
     cos: dict[int, float] = {}
     if qvec is not None:
@@ -105,14 +106,14 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
             seeds.append(Hit(node=node, score=1.0, cosine=None))
         hits = {} if not text else hits
         depth = max(depth, 1)
-    else:
-        seeds = sorted(hits.values(), key=lambda h: -h.score)[:top_k]
+    else:  # a fixed number of seeds: the order must not depend on how many are shown
+        seeds = sorted(hits.values(), key=lambda h: (-h.score, h.node))[:SEEDS]
     wanted = tuple(query.relations)
     if query.expand and depth > 0 and seeds:
         expand(index, seeds, hits, wanted, depth, settings, query, namespaces,
                exclude_seeds=bool(query.from_nodes))
 
-    ranked = rank(index, hits, qvec, wanted, top_k, settings)
+    ranked = rank(index, hits, qvec, wanted, top_k, settings, current=wants_current(text))
     nodes = [node_json(index, h) for h in ranked]
     warnings += flag_warnings(nodes)
     explorable = explorable_relations(index, ranked, wanted, text, {h.node for h in ranked})

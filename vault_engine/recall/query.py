@@ -140,9 +140,18 @@ _DATE_IN_QUERY_RE = re.compile(
     r"(?:\s+(\d{1,2})(?:st|nd|rd|th)?)?(?:,?\s+(\d{4}))?\b|\b(\d{4})-(\d{2})(?:-(\d{2}))?\b")
 
 
+_ZH_DATE_IN_QUERY_RE = re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(?:(\d{1,2})\s*[日号]|份)?")
+
+
 def dates_in_query(text: str) -> list[tuple[int | None, int, int | None]]:
-    """(year, month, day) the query names ("in May 2023", "on 8 May", "2023-05-08")."""
+    """(year, month, day) the query names ("in May 2023", "on 8 May", "2023-05-08",
+    "4 月 29 日", "2026年5月", "五月份" is not read)."""
     out = []
+    for m in _ZH_DATE_IN_QUERY_RE.finditer(text or ""):
+        month = int(m.group(2))
+        if 1 <= month <= 12 and (m.group(3) or m.group(1) or m.group(0).endswith("份")):
+            out.append((int(m.group(1)) if m.group(1) else None, month,
+                        int(m.group(3)) if m.group(3) else None))
     for m in _DATE_IN_QUERY_RE.finditer(text or ""):
         if m.group(2):
             month = [x[:3] for x in _MONTHS].index(m.group(2).lower()[:3]) + 1
