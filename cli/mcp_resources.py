@@ -28,21 +28,13 @@ NOTE_URI = "alaya://note/{ref}"
 
 
 def digest_path(vault: Vault, agent: str | None) -> Any:
-    """Where this agent's digest is: its own view, else the shared one (compilers write
-    both with each build)."""
+    """Where this agent's digest is: its own view (`.alaya/digest/<agent>.json`, written
+    while it has notes of its own), else the shared one — never another agent's. The owner
+    (no agent name) is served the shared one too: the digest is what agents read."""
     own = vault.state_dir / A.AGENT_DIGESTS / f"{agent}.json" if agent else None
     if own is not None and own.is_file():
         return own
     return vault.state_dir / A.PUBLIC_DIGEST
-
-
-def check_visible(note: Any, namespace: str | None) -> None:
-    """An agent reads `shared` and its own namespace only."""
-    from vault_engine.errors import NotFoundError
-
-    if namespace and note.namespace not in ("shared", namespace):
-        raise NotFoundError("no such note in this agent's memory",
-                            fix="ask for a shared note or one of this agent's own")
 
 
 def register_resources(server: Any, vault: Vault, agent: str | None) -> None:
@@ -66,8 +58,12 @@ def register_resources(server: Any, vault: Vault, agent: str | None) -> None:
                                 f"{DIGEST_URI} again") from None
 
     def vault_file(name: str) -> str:
+        """MEMORY.md or persona.md: derived notes built for every reader (shared only,
+        store/namespaces.public_lines); a secret a person typed into one is masked."""
+        from vault_engine.text.secrets import redact
+
         try:
-            return (vault.root / name).read_text(encoding="utf-8")
+            return redact((vault.root / name).read_text(encoding="utf-8"))
         except OSError:
             raise ResourceError(f"{name} does not exist in this vault") from None
 
@@ -88,10 +84,12 @@ def register_resources(server: Any, vault: Vault, agent: str | None) -> None:
                      description="One note's markdown (frontmatter and body), by id, title, "
                                  "alias or vault path — what `get` returns, as the file reads.")
     def note(ref: str) -> str:
-        try:
+        from vault_engine.recall.served import served_markdown
+
+        try:  # the caller's view: another agent's note is not found
             found = vault.load().find(ref)
-            check_visible(found, agent)
-            return str(vault.abspath(found.path).read_text(encoding="utf-8"))
+            text = vault.abspath(found.path).read_text(encoding="utf-8")
+            return served_markdown(found, text, vault.caller)
         except AlayaError as exc:
             raise ResourceError(f"{exc.message}" + (f" — fix: {exc.fix}" if exc.fix else "")) \
                 from None
@@ -134,7 +132,8 @@ def register_prompts(server: Any, vault: Vault, embedder: Callable[[], Any]) -> 
                 found = recall(vault.state_dir, RecallQuery(text=summary, kinds=("card",),
                                                             top_k=8),
                                embedder=embedder(), telemetry=False, resident=True,
-                               settings=RecallSettings.from_config(vault.config))
+                               settings=RecallSettings.from_config(vault.config),
+                               caller=vault.caller)
                 known = "\n".join(f"- {n['title']} ({n['id']}, {n.get('type') or n['kind']})"
                                   for n in found["nodes"])
             except AlayaError:

@@ -49,7 +49,7 @@ def build_server(root: Path, *, agent: str | None = None,
 
     from .main import __version__
     from .mcp_errors import argument_error, tool_error, unknown_arguments
-    from .mcp_resources import check_visible, register_prompts, register_resources
+    from .mcp_resources import register_prompts, register_resources
 
     namespace = agent_namespace(agent)
     if namespace:
@@ -138,7 +138,8 @@ def build_server(root: Path, *, agent: str | None = None,
         return run("recall", lambda: run_recall(
             vault.state_dir, RecallQuery.from_json(obj),  # no namespace keys: own + shared
             embedder=embedder() if mode != "bm25" else None,
-            settings=RecallSettings.from_config(vault.config), resident=True), reads=True)
+            settings=RecallSettings.from_config(vault.config), resident=True,
+            caller=vault.caller), reads=True)
 
     @server.tool(annotations=S.READS, title="Paths between notes")
     def traverse(a: S.Ref, b: S.OtherRef = None, max_hops: S.MaxHops = 3,
@@ -150,10 +151,12 @@ def build_server(root: Path, *, agent: str | None = None,
 
         def call() -> dict[str, Any]:
             if b:
-                return find_paths(vault.state_dir, a, b, max_hops=max_hops)
+                return find_paths(vault.state_dir, a, b, max_hops=max_hops,
+                                  caller=vault.caller)
             threshold = float(vault.config.get("recall", "rel_similarity_threshold"))
             return neighbourhood(vault.state_dir, a, rels=tuple(
-                r.upper() for r in relations or ()), depth=depth, threshold=threshold)
+                r.upper() for r in relations or ()), depth=depth, threshold=threshold,
+                caller=vault.caller)
 
         return run("traverse", call, reads=True)
 
@@ -161,22 +164,21 @@ def build_server(root: Path, *, agent: str | None = None,
     def trace(card: S.Ref, context: S.Context = 1) -> dict[str, Any]:
         """From a card back to the sessions and the exact turns its claims came from, with
         `context` turns around each — what was actually said."""
+        from vault_engine.recall.served import served_trace
         from vault_engine.recall.trace import trace as run_trace
 
-        return run("trace", lambda: asdict(run_trace(vault, card, context=context)))
+        # secrets masked, turns that read as an injection withheld from an agent
+        return run("trace", lambda: served_trace(run_trace(vault, card, context=context),
+                                                 vault.caller))
 
     @server.tool(annotations=S.READS, title="Read one note")
     def get(ref: S.Ref) -> dict[str, Any]:
         """One note in full: frontmatter, claims with confidence and evidence, relations,
         body."""
-        from vault_engine.store.serialize import note_dict
+        from vault_engine.recall.served import served_note
 
-        def call() -> dict[str, Any]:
-            note = vault.load().find(ref)
-            check_visible(note, namespace)
-            return note_dict(note)
-
-        return run("get", call)
+        # the caller's view (its own namespaces + shared), secrets masked, injections withheld
+        return run("get", lambda: served_note(vault.load().find(ref), vault.caller))
 
     @server.tool(annotations=S.ADDS, title="Save a new card")
     def new(title: S.Title, type: S.NewType = "concept", content: S.Content = "",
@@ -275,7 +277,7 @@ def build_server(root: Path, *, agent: str | None = None,
         from vault_engine.care.status import status as run_status
 
         def call() -> dict[str, Any]:
-            data = run_status(vault.state_dir)
+            data = run_status(vault.state_dir, caller=vault.caller)
             check = check_artifacts(vault)
             return {**data, "stale": not check.ok,
                     "stale_reason": None if check.ok else check.reason}
@@ -288,8 +290,9 @@ def build_server(root: Path, *, agent: str | None = None,
         or its note kinds and card types."""
         from vault_engine.care.status import schema_node_types, schema_relations
 
-        return run("schema", lambda: schema_node_types(vault.state_dir)
-                   if what == "node-types" else schema_relations(vault.state_dir), reads=True)
+        return run("schema", lambda: schema_node_types(vault.state_dir, vault.caller)
+                   if what == "node-types" else schema_relations(vault.state_dir, vault.caller),
+                   reads=True)
 
     register_resources(server, vault, namespace)
     register_prompts(server, vault, embedder)
@@ -307,17 +310,9 @@ def _link_json(vault: Any, a: str, b: str, rel: str, weight: float | None,
 
 def agent_namespace(agent: str | None) -> str | None:
     """This agent's private namespace: `<agent>` when an agent name is given (flag or
-    ALAYA_AGENT), else none (the vault's default namespace)."""
+    ALAYA_AGENT), else none (the owner)."""
     import os
 
-    from vault_engine.store.ids import is_valid_id
+    from vault_engine.store.namespaces import Caller
 
-    name = agent or os.environ.get("ALAYA_AGENT")
-    if not name:
-        return None
-    if not is_valid_id(name):
-        from vault_engine.errors import UsageError
-
-        raise UsageError(f"agent name {name!r} is not usable as a namespace",
-                         fix="use letters, digits, '-' and '_'")
-    return name
+    return Caller.of_agent(agent or os.environ.get("ALAYA_AGENT")).agent

@@ -11,6 +11,8 @@ cards) or parse the digest (3.4 s). This writes what recall needs as numpy array
 - `out_indptr/out_indices/out_types/out_weights.npy` and the same `in_*`: the graph's
   adjacency (CSR) in both directions, relation types as indexes into `meta.json`;
 - `unit_ns.npy` (int16): each unit's namespace, as an index into info.json's `namespaces`;
+  `node_ns.npy` (int16) the same per graph node (traverse and expansion check every node
+  they reach against the caller's namespaces);
   `unit_tier.npy` (int8): 0 HOT, 1 WARM, 2 COLD — so the common query filters and looks up
   vectors without decoding a unit's JSON row;
 - `context_row.npy` (int32) and `context_vectors.npy` (float32): for each unit, its row in
@@ -87,6 +89,8 @@ def write_recall_arrays(folder: Path, records: Sequence[NoteRecord], edges: Sequ
     np.save(folder / "unit_node.npy", np.array(unit_node, dtype=np.int32))
     np.save(folder / "node_unit.npy", node_unit)
     np.save(folder / "unit_ns.npy", np.array(unit_ns, dtype=np.int16))
+    np.save(folder / "node_ns.npy", np.array([ns_index[r.namespace] for r in nodes],
+                                             dtype=np.int16))
     if context is not None and len(context[0]):
         rows, matrix = context
         context_row = np.full(len(unit_lines), -1, dtype=np.int32)

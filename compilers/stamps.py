@@ -76,8 +76,10 @@ def _files(records: Sequence[NoteRecord], dirs: Mapping[str, int],
            notes: Mapping[str, Stamp]) -> dict[str, bytes]:
     import numpy as np
 
+    private = {r.path: r.namespace for r in records if r.namespace and r.namespace != "shared"}
     files = S.stamp_files(dirs, notes, skip=SKIP_DIRS, tmp_marker=TMP_MARKER,
-                          untracked_dirs=UNTRACKED_DIRS, untracked_files=UNTRACKED_FILES)
+                          untracked_dirs=UNTRACKED_DIRS, untracked_files=UNTRACKED_FILES,
+                          namespaces=private)
     nodes = [r.path for r in records if r.kind in GRAPH_KINDS]  # recall_index's node order
     buf = io.BytesIO()
     np.save(buf, S.node_stamps(nodes, notes))

@@ -18,6 +18,10 @@ records (`recall/stamps.json` and `recall/stamps/<i>.json`, written by the compi
 
 What this misses, in a vault of more than `FULL_CHECK_NOTES` notes: an in-place edit of a
 note the recall does not return. `alaya status` and `alaya compile --check` hash everything.
+
+A note outside `shared` carries its namespace in its stamp (a fourth value), so what a
+recall tells an agent about changed notes can leave out another agent's private ones
+(`Staleness.namespaces`; the filter is the recall pipeline's, it knows the caller).
 """
 
 from __future__ import annotations
@@ -70,12 +74,14 @@ def dir_mtimes(root: Path, dirs: Sequence[str]) -> dict[str, int]:
 
 def stamp_files(dirs: Mapping[str, int], notes: Mapping[str, tuple[int, int, str]], *,
                 skip: Iterable[str], tmp_marker: str, untracked_dirs: Iterable[str] = (),
-                untracked_files: Iterable[str] = ()) -> dict[str, bytes]:
+                untracked_files: Iterable[str] = (),
+                namespaces: Mapping[str, str] | None = None) -> dict[str, bytes]:
     """The folder and note stamps of one build, as {path under recall/: bytes}. `dirs` is
     taken before the notes are stated; `notes` maps a path to (mtime_ns, size, sha256 hex)
     as the compile read it. Notes in the top-level `untracked_dirs` and the root's
     `untracked_files` are not recall targets (reports, archive, templates, MEMORY.md …):
-    they are left out, so writing a report does not make recall stale."""
+    they are left out, so writing a report does not make recall stale. `namespaces`: the
+    namespace of each note outside `shared`, kept in its stamp."""
     top = frozenset(untracked_dirs)
     root_files = frozenset(untracked_files)
     by_dir: dict[str, dict[str, list[Any]]] = {d: {} for d in dirs}
@@ -83,7 +89,8 @@ def stamp_files(dirs: Mapping[str, int], notes: Mapping[str, tuple[int, int, str
         if rel in root_files or rel.split("/", 1)[0] in top and "/" in rel:
             continue
         d, _, name = rel.rpartition("/")
-        by_dir.setdefault(d, {})[name] = [mtime, size, sha_prefix(sha)]
+        ns = (namespaces or {}).get(rel)
+        by_dir.setdefault(d, {})[name] = [mtime, size, sha_prefix(sha), *([ns] if ns else [])]
     order = sorted(by_dir)
 
     def dump(obj: Any) -> bytes:
@@ -117,6 +124,8 @@ class Staleness:
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    # the namespace a changed or deleted note had at compile time, when not `shared`
+    namespaces: dict[str, str] = field(default_factory=dict)
 
     @property
     def paths(self) -> list[str]:
@@ -194,10 +203,14 @@ def check(recall_dir: Path, root: Path, results: Sequence[tuple[int, str | None]
                 out.added.append(prefix + name)
             elif not _same(entry.path, stamp, entry):
                 out.changed.append(prefix + name)
+                if len(stamp) > 3:
+                    out.namespaces[prefix + name] = str(stamp[3])
         checked.update(prefix + name for name in present)
         for name in set(stamps) - set(present):
             out.deleted.append(prefix + name)
             checked.add(prefix + name)
+            if len(stamps[name]) > 3:
+                out.namespaces[prefix + name] = str(stamps[name][3])
     if node_stamp is not None:
         for node, rel in results:
             if not rel or rel in checked or node < 0 or node >= len(node_stamp):

@@ -21,6 +21,7 @@ from typing import Any
 from vault_engine.errors import AlayaError, UsageError
 from vault_engine.primitives import now
 from vault_engine.stamps import SHOWN
+from vault_engine.store.namespaces import Caller
 
 from .expansion import expand, resolve_node
 from .fusion import Hit, rrf_fusion, score_notes, weighted_fusion
@@ -40,9 +41,11 @@ from .retrieval import (
 
 def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
            settings: RecallSettings | None = None, telemetry: bool = True,
-           resident: bool = False) -> dict[str, Any]:
-    """Run a recall and return the documented JSON object."""
+           resident: bool = False, caller: Caller | None = None) -> dict[str, Any]:
+    """Run a recall and return the documented JSON object. `caller` (default: this process's,
+    `ALAYA_AGENT` or the owner) decides which namespaces it may search (store/namespaces.py)."""
     start = time.perf_counter()
+    caller = caller if caller is not None else Caller.from_env()
     settings = settings or RecallSettings()
     index = open_index(state_dir, resident=resident)
     top_k = query.top_k or settings.top_k
@@ -52,9 +55,8 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         raise UsageError("nothing to recall: give a query, --concepts or --from-nodes",
                          fix='alaya recall "gateway restart", or pipe the JSON query: '
                              'echo \'{"concepts": ["gateway restart"]}\' | alaya recall --json')
-    namespaces: set[str] | None = None
-    if not query.all_namespaces:
-        namespaces = {"shared", settings.default_namespace, *query.namespaces}
+    namespaces = caller.recall_scope(query.namespaces, query.all_namespaces,
+                                     settings.default_namespace)
 
     qvec = None
     if text and query.mode in ("hybrid", "vector"):
@@ -102,7 +104,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     if query.from_nodes:
         seeds = []
         for ref in query.from_nodes:
-            node = resolve_node(index, ref)
+            node = resolve_node(index, ref, namespaces)
             seeds.append(Hit(node=node, score=1.0, cosine=None))
         hits = {} if not text else hits
         depth = max(depth, 1)
@@ -116,9 +118,11 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     ranked = rank(index, hits, qvec, wanted, top_k, settings, current=wants_current(text))
     nodes = [node_json(index, h) for h in ranked]
     warnings += flag_warnings(nodes)
-    explorable = explorable_relations(index, ranked, wanted, text, {h.node for h in ranked})
-    fresh = index.staleness(state_dir.parent, [(h.node, n["path"]) for h, n in
-                                               zip(ranked, nodes, strict=True)])
+    explorable = explorable_relations(index, ranked, wanted, text, {h.node for h in ranked},
+                                      namespaces)
+    fresh = visible_changes(index.staleness(state_dir.parent, [
+        (h.node, n["path"]) for h, n in zip(ranked, nodes, strict=True)]), state_dir.parent,
+        caller)
     if fresh.warning():
         warnings.append(fresh.warning())
     latency = (time.perf_counter() - start) * 1000
@@ -163,6 +167,37 @@ def recall_in_vault(root: Path, query: Mapping[str, Any], *,
     embedder = get_embedder(config) if q.mode != "bm25" else None
     return recall(root / ".alaya", q, embedder=embedder,
                   settings=RecallSettings.from_config(config), telemetry=telemetry)
+
+
+def visible_changes(fresh: Any, root: Path, caller: Caller) -> Any:
+    """What a caller is told of the notes changed since the build: an agent hears only of
+    notes it may read — as they were compiled and as they are now — never of another
+    agent's private ones (their paths are titles); stale only if one of those changed."""
+    if caller.is_owner or not fresh.stale:
+        return fresh
+    import dataclasses
+
+    from vault_engine.store.namespaces import namespace_of_text
+
+    deleted = set(fresh.deleted)
+
+    def readable(rel: str) -> bool:
+        if not caller.may_read(fresh.namespaces.get(rel)):
+            return False
+        if rel in deleted:
+            return True
+        try:
+            with (root / rel).open("rb") as fh:
+                head = fh.read(16384).decode("utf-8", "replace")
+        except OSError:
+            return False
+        return caller.may_read(namespace_of_text(head, rel))
+
+    keep = {rel for rel in fresh.paths if readable(rel)}
+    return dataclasses.replace(fresh, stale=bool(keep),
+                               added=[p for p in fresh.added if p in keep],
+                               changed=[p for p in fresh.changed if p in keep],
+                               deleted=[p for p in fresh.deleted if p in keep])
 
 
 def relevance(hit: Hit, ranked: list[Hit]) -> float:

@@ -136,7 +136,7 @@ def _messages(data: bytes, stats: CaptureStats,
 
 
 def _flush(vault: Vault, session: str, messages: list[dict[str, Any]],
-           stats: CaptureStats, meta: dict[str, Any]) -> None:
+           stats: CaptureStats, meta: dict[str, Any], redact: bool = True) -> None:
     from .ingest import ingest
 
     if not messages:
@@ -145,7 +145,8 @@ def _flush(vault: Vault, session: str, messages: list[dict[str, Any]],
            **({"metadata": stats.metadata} if stats.metadata else {}), **meta,
            "turns": messages}
     try:
-        reports, sha = ingest(vault, [(f"{session}.json", json.dumps(obj).encode("utf-8"))])
+        reports, sha = ingest(vault, [(f"{session}.json", json.dumps(obj).encode("utf-8"))],
+                              redact=redact)
     except IngestError as exc:
         raise IngestError(f"capture {session}: {exc.message}", path=exc.path,
                           fix=exc.fix or "") from None
@@ -161,7 +162,8 @@ def capture_file(vault: Vault, source: Path, session: str, *, follow: bool = Fal
                  poll_s: float = 0.5, idle_s: float | None = None,
                  should_stop: Callable[[], bool] = lambda: False,
                  meta: dict[str, Any] | None = None,
-                 on_flush: Callable[[CaptureStats], None] | None = None) -> CaptureStats:
+                 on_flush: Callable[[CaptureStats], None] | None = None,
+                 redact: bool = True) -> CaptureStats:
     _check_session(session)
     stats = CaptureStats(session)
     last_change = time.monotonic()
@@ -180,7 +182,7 @@ def capture_file(vault: Vault, source: Path, session: str, *, follow: bool = Fal
             messages, end = _messages(data, stats, final=not follow)
             if len(messages) != point.get("turns"):
                 before = stats.appended
-                _flush(vault, session, messages, stats, meta or {})
+                _flush(vault, session, messages, stats, meta or {}, redact)
                 if on_flush and stats.appended > before:
                     on_flush(stats)
             _save_checkpoint(vault, session, {"source": str(source), "offset": end,
@@ -193,7 +195,7 @@ def capture_file(vault: Vault, source: Path, session: str, *, follow: bool = Fal
             messages, _ = _messages(data, stats, final=True)
             if len(messages) > int(_checkpoint(vault, session).get("turns") or 0):
                 before = stats.appended
-                _flush(vault, session, messages, stats, meta or {})
+                _flush(vault, session, messages, stats, meta or {}, redact)
                 if on_flush and stats.appended > before:
                     on_flush(stats)
             return stats
@@ -202,9 +204,11 @@ def capture_file(vault: Vault, source: Path, session: str, *, follow: bool = Fal
 
 def capture_stream(vault: Vault, lines: Iterable[bytes], session: str, *, batch: int = 1,
                    meta: dict[str, Any] | None = None,
-                   on_flush: Callable[[CaptureStats], None] | None = None) -> CaptureStats:
+                   on_flush: Callable[[CaptureStats], None] | None = None,
+                   redact: bool = True) -> CaptureStats:
     """stdin: every complete line is spooled (fsync) before it counts; the spool is what gets
-    ingested. Messages with an `id` already in the spool are skipped after a restart."""
+    ingested. Messages with an `id` already in the spool are skipped after a restart. With
+    `redact`, a line's secrets are replaced before it reaches the spool."""
     _check_session(session)
     stats = CaptureStats(session)
     spool = _state_dir(vault) / f"{session}.jsonl"
@@ -226,24 +230,28 @@ def capture_stream(vault: Vault, lines: Iterable[bytes], session: str, *, batch:
                 continue
             if isinstance(msg, dict) and msg.get("id") is not None:
                 seen.add(str(msg["id"]))
+            if redact:
+                from vault_engine.text.secrets import redact_input
+
+                line = redact_input(line)
             os.write(fd, line)
             os.fsync(fd)
             pending += 1
             if pending >= batch:
-                _flush_spool(vault, spool, session, stats, meta, on_flush)
+                _flush_spool(vault, spool, session, stats, meta, on_flush, redact)
                 pending = 0
     finally:
         os.close(fd)
-    _flush_spool(vault, spool, session, stats, meta, on_flush)
+    _flush_spool(vault, spool, session, stats, meta, on_flush, redact)
     return stats
 
 
 def _flush_spool(vault: Vault, spool: Path, session: str, stats: CaptureStats,
                  meta: dict[str, Any] | None,
-                 on_flush: Callable[[CaptureStats], None] | None) -> None:
+                 on_flush: Callable[[CaptureStats], None] | None, redact: bool = True) -> None:
     messages, _ = _messages(spool.read_bytes(), stats)
     before = stats.appended
-    _flush(vault, session, messages, stats, meta or {})
+    _flush(vault, session, messages, stats, meta or {}, redact)
     if on_flush and stats.appended > before:
         on_flush(stats)
 
