@@ -41,7 +41,7 @@ def mcp(obj: Any, agent: str | None, http: bool, host: str, port: int,
                                          "--agent", "main"]}}}
       alaya --vault ~/agent-memory mcp --http --port 8765
     """
-    from .mcp_server import build_server
+    from .mcp_server import agent_namespace, build_server
 
     if not http:
         server = build_server(obj.vault_path, agent=agent)
@@ -67,7 +67,7 @@ def mcp(obj: Any, agent: str | None, http: bool, host: str, port: int,
 
     try:
         run_http(server, sock, host, secret, Vault.open(obj.vault_path).state_dir,
-                 on_ready=ready)
+                 on_ready=ready, agent=agent_namespace(agent))
     except KeyboardInterrupt:
         pass
     finally:

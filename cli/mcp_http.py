@@ -79,17 +79,29 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _write_private(path: Path, data: bytes) -> None:
+    """Replace `path` atomically with a file only its owner may read from the first byte on
+    (it holds the token)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
 def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
 def run_http(server: Any, sock: socket.socket, host: str, token: str, state_dir: Path,
-             on_ready: Any = None) -> None:
-    """Serve until interrupted; `.alaya/mcp.json` exists while it does."""
+             on_ready: Any = None, agent: str | None = None) -> None:
+    """Serve until interrupted; `.alaya/mcp.json` exists while it does. One server answers
+    as one caller: `agent` (the namespace policy's, store/namespaces.py), else the owner —
+    whoever holds the token is that caller."""
     import anyio
     import uvicorn
-
-    from vault_engine.store.vault import atomic_write
 
     port = int(sock.getsockname()[1])
     url = f"http://{_url_host(host)}:{port}{PATH}"
@@ -98,8 +110,8 @@ def run_http(server: Any, sock: socket.socket, host: str, token: str, state_dir:
     http = uvicorn.Server(config)
     info = state_dir / MCP_FILE
     state_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write(info, json.dumps({"url": url, "pid": os.getpid(), "token": token}).encode())
-    os.chmod(info, 0o600)
+    _write_private(info, json.dumps({"url": url, "pid": os.getpid(), "token": token,
+                                      "agent": agent}).encode())
     if on_ready:
         on_ready(url)
 

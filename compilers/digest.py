@@ -96,6 +96,17 @@ def make_fragment(rec: NoteRecord, tier: TierResult, out: Sequence[Edge],
     return Fragment(key=key, page=page, claims=claims, n_claims=len(rec.claims), units=units)
 
 
+def public_claims(records: Sequence[NoteRecord], frags: Sequence[Fragment]) -> str:
+    """The lines of `.alaya/claims.jsonl`: the claims of the notes every reader may see
+    (`shared`), in the build's order — the same lines as the build's claims.jsonl has for
+    them."""
+    from vault_engine.store.namespaces import Caller
+
+    public = Caller.public()
+    return "".join(f.claims for rec, f in zip(records, frags, strict=True)
+                   if f.claims and public.may_read(rec.namespace))
+
+
 def digest_header(records: Sequence[NoteRecord], edges: Sequence[Edge],
                   pages: Sequence[Fragment]) -> str:
     """The digest without its pages: `"pages":null` is replaced by the joined fragments."""

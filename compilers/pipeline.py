@@ -32,7 +32,7 @@ from vault_engine.recall.bm25 import pack_shards
 from vault_engine.store.frontmatter import format_datetime
 from vault_engine.store.vault import Vault
 
-from .digest import audience_digests, digest_header, fingerprint
+from .digest import audience_digests, digest_header, fingerprint, public_claims
 from .embeddings import EmbeddingCache, embed_texts, text_key
 from .graph import build_graph, edges_by_source
 from .lexical import write_lexical_shards, write_note_documents
@@ -245,7 +245,8 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     stats.build = build_id
     timer.lap("manifest")
     publish(state, tmp, build_id, manifest, stats, timer,
-            digests=audience_digests(records, tiers, out_edges, frags))
+            digests=audience_digests(records, tiers, out_edges, frags),
+            claims=public_claims(records, frags))
     return stats
 
 
@@ -261,7 +262,7 @@ def _up_to_date(prev: dict[str, Any] | None, records: Sequence[NoteRecord], usag
         return False
     if prev.get("usage_sig") != usage.signature:
         return False
-    if not (state / A.PUBLIC_DIGEST).exists():
+    if not (state / A.PUBLIC_DIGEST).exists() or not (state / A.PUBLIC_CLAIMS).exists():
         return False  # the agents' digests are missing (deleted, or an older alaya)
     notes = prev.get("notes", {})
     if len(notes) != len(records):

@@ -20,6 +20,7 @@ from vault_engine.store.model import CARD_TYPES
 
 from .test_agents import payload
 from .test_recall import graph_vault  # noqa: F401  (fixture)
+from .test_trust_namespaces import two_agents  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 READ_ONLY = {"recall", "traverse", "trace", "get", "context", "status", "schema"}
@@ -255,3 +256,104 @@ def test_streamable_http_on_loopback_with_a_bearer_token(graph_vault: Path) -> N
         bad = subprocess.run([alaya, "--vault", str(graph_vault), "mcp", "--http", *args],
                              env=env, capture_output=True, text=True, timeout=60)
         assert bad.returncode == 2 and words in bad.stderr, bad.stderr
+
+
+def test_an_agent_over_http_reads_only_its_own_and_shared(two_agents: Path) -> None:  # noqa: F811
+    """MCP on top of the namespace policy (issue #13), over the HTTP transport: the token's
+    server answers as agent bob — his digest, not alice's; alice's notes neither as a
+    resource nor in a prompt; a change to her note is not even named in his stale report."""
+    import httpx2
+    import jsonschema
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from cli.mcp_resources import digest_path
+    from vault_engine.store.vault import Vault
+
+    from .test_trust_namespaces import MARK, MARK_ZH, alaya, ok
+
+    v = two_agents
+    ok(alaya(v, "new", "--title", "Bob quokka checklist", "--type", "fact", "--claim",
+             "The quokka checklist has seven steps", agent="bob"))
+    schema = json.loads((ROOT / "docs" / "schemas" / "agent-digest.schema.json").read_text())
+    state = v / ".alaya"
+    shared = json.loads((state / "agent-digest.json").read_text())
+    jsonschema.validate(shared, schema)
+    assert {p["namespace"] for p in shared["pages"]} == {"shared"}
+    assert "Gateway restart" in {p["title"] for p in shared["pages"]}
+    claims = (state / "claims.jsonl").read_text()
+    assert "Restarting the gateway drops notices" in claims and MARK not in claims
+    assert all(json.loads(line)["path"] for line in claims.splitlines())
+    alice_card = next(p for p in (v / "cards").rglob("*.md") if "runbook" in p.name)
+    card_id = next(line.split(": ", 1)[1] for line in alice_card.read_text().splitlines()
+                   if line.startswith("id: "))
+    vault = Vault.open(v)
+    assert digest_path(vault, "alice") == state / "digest" / "alice.json"
+    assert digest_path(vault, "carol") == state / "agent-digest.json"  # no notes of her own
+
+    alaya_bin = str(Path(sys.executable).parent / "alaya")
+    token = "bobs-token-of-twenty-chars"
+    proc = subprocess.Popen([alaya_bin, "--vault", str(v), "mcp", "--http", "--port", "0",
+                             "--token", token, "--agent", "bob"],
+                            env=dict(os.environ, ALAYA_EMBED_PROVIDER="hash"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    shared_card = next(p for p in (v / "cards").rglob("Gateway restart.md"))
+
+    async def work(url: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http, \
+                Client(streamable_http_client(url, http_client=http)) as client:
+            out["digest"] = (await client.read_resource("alaya://digest")).contents[0].text
+            out["memory"] = (await client.read_resource("alaya://memory")).contents[0].text
+            out["persona"] = (await client.read_resource("alaya://persona")).contents[0].text
+            out["shared_note"] = (await client.read_resource(
+                "alaya://note/Gateway restart")).contents[0].text
+            try:
+                await client.read_resource(f"alaya://note/{card_id}")
+                out["alice_note"] = None
+            except Exception as exc:  # noqa: BLE001 - the SDK raises the resource error
+                out["alice_note"] = str(exc)
+            out["before"] = (await client.get_prompt("recall_before_answering", {
+                "question": f"{MARK} runbook"})).messages[0].content.text
+            out["save"] = (await client.get_prompt("save_what_was_learned", {
+                "summary": f"{MARK} runbook {MARK_ZH}"})).messages[0].content.text
+            out["new"] = payload(await client.call_tool("new", {
+                "title": "Bob wombat rollout order", "type": "decision"}))
+            out["recall_new"] = payload(await client.call_tool("recall", {
+                "query": "Bob wombat rollout order"}))
+            # alice's card edited by hand (still hers): bob is told nothing of it
+            alice_card.write_text(alice_card.read_text() + f"\nMore {MARK} notes.\n")
+            out["hidden_edit"] = payload(await client.call_tool("recall", {
+                "query": "gateway restart"}))
+            shared_card.write_text(shared_card.read_text() + "\nEdited in Obsidian.\n")
+            out["shared_edit"] = payload(await client.call_tool("recall", {
+                "query": "gateway restart"}))
+        return out
+
+    try:
+        info = wait_for(v / ".alaya" / "mcp.json", proc)
+        assert info["agent"] == "bob"
+        out = asyncio.run(work(info["url"]))
+    finally:
+        proc.terminate()
+        proc.wait(20)
+    digest = json.loads(out["digest"])
+    jsonschema.validate(digest, schema)
+    titles = {p["title"] for p in digest["pages"]}
+    assert "Bob quokka checklist" in titles and "Gateway restart" in titles
+    assert "Bob wombat rollout order" not in titles  # read before bob's `new`, which …
+    now = json.loads((state / "digest" / "bob.json").read_text())  # … refreshed his digest
+    assert titles | {"Bob wombat rollout order"} == {p["title"] for p in now["pages"]}
+    assert "Gateway restart" in out["shared_note"]
+    assert out["alice_note"] is not None and "no note matches" in out["alice_note"]
+    assert out["new"]["path"] and "namespace: bob" in (v / out["new"]["path"]).read_text()
+    assert out["new"]["id"] in [n["id"] for n in out["recall_new"]["nodes"][:3]]
+    assert out["hidden_edit"]["stale"] is False and out["hidden_edit"]["changed_notes"] == []
+    assert out["shared_edit"]["stale"] is True
+    assert out["shared_edit"]["changed_notes"] == [shared_card.relative_to(v).as_posix()]
+    out["before"] = out["before"].replace(f"{MARK} runbook", "<bob's question>")
+    out["save"] = out["save"].replace(f"{MARK} runbook {MARK_ZH}", "<bob's summary>")
+    out["alice_note"] = out["alice_note"].replace(card_id, "<bob's ref>")
+    for key, text in out.items():
+        text = json.dumps(text, ensure_ascii=False)
+        assert MARK not in text and MARK_ZH not in text and card_id not in text, (key, text)

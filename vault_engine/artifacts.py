@@ -52,6 +52,7 @@ LEXICAL_NOTES = "lexical-notes"  # BM25 with one document per note (a whole sess
 GRAPH = "graph.pickle"
 DIGEST = "agent-digest.json"
 PUBLIC_DIGEST = "agent-digest.json"  # .alaya/agent-digest.json: shared notes only
+PUBLIC_CLAIMS = "claims.jsonl"  # .alaya/claims.jsonl: the claims of shared notes only
 AGENT_DIGESTS = "digest"  # .alaya/digest/<agent>.json: shared + that agent's own
 CLAIMS = "claims.jsonl"
 RECALL = "recall"  # compact arrays for recall (compilers/recall_index.py)
