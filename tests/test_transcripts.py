@@ -191,3 +191,39 @@ def test_capture_and_ingest_name_a_transcript_the_same(vault_path: Path, path: P
     assert out["session"] == default_session(path) and out["turns"] > 3
     again = run(vault_path, "ingest", str(path))
     assert again.exit_code == 0 and "nothing changed" in again.output
+
+
+def test_secrets_in_exports_and_claude_code_transcripts_are_redacted(vault_path: Path,
+                                                                     tmp_path: Path) -> None:
+    """Redaction (on by default) keeps every format parseable: a ChatGPT export is a JSON
+    array, a Claude Code transcript JSONL — the secret goes, the turns stay."""
+    from .test_trust_secrets import SECRETS
+
+    key, zh = SECRETS["openai"], SECRETS["password-zh"]
+    export = json.loads(CHATGPT.read_text())
+    parts = export[0]["mapping"]
+    node = next(n for n in parts.values() if (n.get("message") or {}).get("author", {})
+                .get("role") == "user")
+    node["message"]["content"]["parts"] = [f"Our key is {key}，数据库密码是 {zh}"]
+    src = tmp_path / "conversations.json"
+    src.write_text(json.dumps(export), encoding="utf-8")  # \uXXXX escapes, as exports are
+    lines = CLAUDE_CODE.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if "网关重启之后" in line)
+    record = json.loads(lines[at])
+    record["message"]["content"] = f"export OPENAI_API_KEY={key}"
+    lines[at] = json.dumps(record, ensure_ascii=False) + "\n"
+    cc = tmp_path / "cc.jsonl"
+    cc.write_text("".join(lines), encoding="utf-8")
+    result = run(vault_path, "ingest", str(src), str(cc), "--json")
+    assert result.exit_code == 0, result.output
+    for path in (vault_path / "sessions").rglob("*"):
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            assert key not in text and zh not in text, path
+            if path.suffix in (".json", ".jsonl"):  # the raw files still parse
+                for chunk in ([text] if path.suffix == ".json" else text.splitlines()):
+                    json.loads(chunk)
+    got = sessions(vault_path)
+    redacted = "\n".join(t for s in got.values() for t in texts(s))
+    assert "[REDACTED:" in redacted and "网关重启之后" not in redacted  # line 1 was replaced
+    assert len(got) == 3
