@@ -283,7 +283,9 @@ def test_an_agent_over_http_reads_only_its_own_and_shared(two_agents: Path) -> N
     assert "Gateway restart" in {p["title"] for p in shared["pages"]}
     claims = (state / "claims.jsonl").read_text()
     assert "Restarting the gateway drops notices" in claims and MARK not in claims
-    assert all(json.loads(line)["path"] for line in claims.splitlines())
+    line_schema = json.loads((ROOT / "docs" / "schemas" / "claims-line.schema.json").read_text())
+    for line in claims.splitlines():
+        jsonschema.validate(json.loads(line), line_schema)
     alice_card = next(p for p in (v / "cards").rglob("*.md") if "runbook" in p.name)
     card_id = next(line.split(": ", 1)[1] for line in alice_card.read_text().splitlines()
                    if line.startswith("id: "))

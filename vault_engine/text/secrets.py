@@ -216,8 +216,17 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(v)
 
 
-def _values(strings: Iterator[str]) -> set[str]:
-    return {s[h.start:h.end] for s in strings for h in find_secrets(s)}
+def _found(strings: Iterator[str], seen: dict[str, list[SecretHit]]) -> dict[str, str]:
+    """{secret value: kind} in `strings`. `seen` remembers each string's hits, so the check
+    after the replacement scans only the strings it changed (a scan costs ~2 s per MB)."""
+    out: dict[str, str] = {}
+    for s in strings:
+        hits = seen.get(s)
+        if hits is None:
+            hits = seen[s] = find_secrets(s)
+        for h in hits:
+            out.setdefault(s[h.start:h.end], h.kind)
+    return out
 
 
 def _replace_values(text: str, values: set[str], kinds: dict[str, str]) -> str:
@@ -230,10 +239,6 @@ def _replace_values(text: str, values: set[str], kinds: dict[str, str]) -> str:
             if form:
                 text = text.replace(form, mark)
     return text
-
-
-def _kinds(strings: list[str]) -> dict[str, str]:
-    return {s[h.start:h.end]: h.kind for s in strings for h in find_secrets(s)}
 
 
 def redact_input(data: bytes) -> bytes:
@@ -252,11 +257,12 @@ def redact_input(data: bytes) -> bytes:
             obj = json.loads(text)
         except ValueError:
             obj = None
+        seen: dict[str, list[SecretHit]] = {}
         if obj is not None:
-            strings = list(_strings(obj))
-            out = _replace_values(text, _values(iter(strings)), _kinds(strings))
+            found = _found(_strings(obj), seen)
+            out = _replace_values(text, set(found), found)
             try:
-                if not _values(_strings(json.loads(out))):
+                if not _found(_strings(json.loads(out)), seen):
                     return out.encode("utf-8")
             except ValueError:
                 pass
@@ -272,10 +278,10 @@ def redact_input(data: bytes) -> bytes:
             if row is None:
                 out_lines.append(line)
                 continue
-            strings = list(_strings(row))
-            new = _replace_values(line, _values(iter(strings)), _kinds(strings))
+            found = _found(_strings(row), seen)
+            new = _replace_values(line, set(found), found)
             try:
-                clean = not _values(_strings(json.loads(new)))
+                clean = not _found(_strings(json.loads(new)), seen)
             except ValueError:
                 clean = False
             out_lines.append(new if clean else json.dumps(mask(row), ensure_ascii=False)
