@@ -1,4 +1,4 @@
-"""`alaya mcp`: the memory as a Model Context Protocol server (stdio)."""
+"""`alaya mcp`: the memory as a Model Context Protocol server (stdio, or streamable HTTP)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import click
 
 @click.command()
 @click.option("--agent", default=None, envvar="ALAYA_AGENT", show_envvar=True,
-              help="This agent's name: its private namespace. Recall searches it and "
-                   "`shared` only; new cards go there.")
+              help="Answer as this agent (stdio and HTTP alike): it reads and writes `shared` "
+                   "and its own namespaces only (recall, get, trace, resources, prompts); new "
+                   "cards and sessions go to NAME. Without it: the owner.")
 @click.option("--http", "http", is_flag=True,
               help="Serve streamable HTTP on loopback instead of stdio (bearer token).")
 @click.option("--host", default="127.0.0.1", show_default=True,

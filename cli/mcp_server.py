@@ -60,6 +60,10 @@ def build_server(root: Path, *, agent: str | None = None,
         os.environ[AGENT_ENV] = namespace  # the vault's config then defaults to it
     vault = Vault.open(root)
     refresher = Refresher(vault, resident=True)
+    import logging
+
+    for noisy in ("faiss", "faiss.loader"):  # their INFO lines on the client's stderr tell
+        logging.getLogger(noisy).setLevel(logging.WARNING)  # an agent nothing
     state: dict[str, Any] = {}
 
     class AlayaMCP(MCPServer):  # type: ignore[misc]
