@@ -196,3 +196,31 @@ def test_the_installed_alaya_redacts_by_default(vault_path: Path, tmp_path: Path
                           capture_output=True, text=True, check=True)
     assert json.loads(done.stdout)["commit"]
     assert leaks(tree_text(vault_path)) == []
+
+
+def test_a_dollar_inside_a_password_and_a_basic_auth_header() -> None:
+    """A `$` inside a word is a symbol of the password, not a shell variable; an HTTP Basic
+    header is found when its value decodes to user:password."""
+    import base64
+
+    header = base64.b64encode(b"deploy:Wq7#pLz2026").decode()
+    text = (f"数据库 admin 密码是 Pg$Adm1n#2026，然后 curl -H 'Authorization: Basic {header}' "
+            "http://10.0.0.5:9200/_cat/indices")
+    hidden = redact(text)
+    assert "Pg$Adm1n#2026" not in hidden and header not in hidden
+    for harmless in ("the password is $DB_PASS", "password: ${VAULT_SECRET}",
+                     "basic auth is enabled on the ingress", "Authorization: Basic realm"):
+        assert not find_secrets(harmless), harmless
+
+
+def test_secrets_inside_a_blob_are_found_and_a_huge_blob_is_cheap() -> None:
+    """A minified line tens of kilobytes long still gives up its password and its key; a
+    blob with no credential marker in it is not scanned pattern by pattern."""
+    filler = ",".join(f'"k{i}":"v{i}"' for i in range(3000))
+    key = "sk-proj-" + rnd(40, seed=7)
+    line = '{' + filler + ',"db_password":"Zq9!mR2#vL7x",' + filler + f',"openai":"{key}"' + '}'
+    assert len(line) > 40_000 and " " not in line
+    hidden = redact(line)
+    assert "Zq9!mR2#vL7x" not in hidden and key not in hidden
+    blob = "A" * 3_000_000
+    assert find_secrets(blob) == [] and redact(blob) == blob

@@ -52,6 +52,8 @@ OWN: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("stripe-key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9a-zA-Z]{16,}")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
     ("bearer-token", re.compile(r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/-]{20,}=*)")),
+    ("basic-auth", re.compile(  # Authorization: Basic base64(user:password)
+        r"(?i)\bbasic\s+(?P<v>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")),
     ("url-credentials", re.compile(
         r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,15}://[^\s:/@'\"`]*:(?P<v>[^\s/@'\"`]{3,200})@")),
     ("password", re.compile(  # KEY=value, KEY: value, "key": "value"
@@ -70,18 +72,21 @@ OWN: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(?i)(?:token|api ?key|secret|password)\s*(?:是|为|改成了?|改为|设为|设置为|换成了?)\s*"
         rf"['\"`“「]?{_VALUE}")),
 )
-_GROUPED = {"bearer-token", "url-credentials", "password"}  # only group `v` is the secret
+_GROUPED = {"bearer-token", "basic-auth", "url-credentials", "password"}  # only group `v` is the secret
 _PLACEHOLDER_RE = re.compile(
     r"^(?:[<{$%*•.#_-]|x{3,}|redacted|\[redacted|none$|null$|true$|false$|example|your)",
     re.I)
-_CODE_RE = re.compile(r"[()\[\]{}$]|^(?:os|process|env|self|this|config|settings)\.", re.I)
+# code, not a value: a call or an index, a shell variable ($DB_PASS, ${X}, $(cmd)), an attribute
+# path (os.environ…); a `$` inside a word ("My$qlR00t#88") is just a symbol
+_CODE_RE = re.compile(r"[()\[\]{}]|^\$|\$[{(]|^(?:os|process|env|self|this|config|settings)\.",
+                      re.I)
 _TRAIL = ".,;:!?)>]}*\\"
 # Every rule above and every detect-secrets plugin needs one of these: a keyword, a known
 # prefix, a URL, or a long run of token characters. Text without any is skipped at the cost
 # of one search (most of a conversation), which keeps the compiler's masking cheap.
 _TRIGGER = re.compile(
     r"(?i)sk-|gh[pousr]_|github_pat|glpat|gl(?:sa|c)_|akia|asia|abia|acca|xox|hooks\.slack|"
-    r"aiza|_live_|_test_|eyj|bearer|://|private|pass|pwd|secret|key|token|credential|auth|"
+    r"aiza|_live_|_test_|eyj|bearer|basic|://|private|pass|pwd|secret|key|token|credential|auth|"
     r"\bpin\b|密码|口令|密钥|秘钥|私钥|令牌|凭据|凭证|[A-Za-z0-9+/=_-]{20}|"
     r"(?=[A-Za-z+/_-]*\d)[A-Za-z0-9+/_-]{10}")
 
@@ -137,12 +142,27 @@ def _credential_like(value: str) -> bool:
         (digits and symbols)
 
 
+def _basic_credentials(value: str) -> bool:
+    """Does `value` decode as HTTP Basic credentials ("user:password")?"""
+    import base64
+    import binascii
+
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    text = decoded.decode("utf-8", "replace")
+    return ":" in text and text.isprintable() and len(text.split(":", 1)[1]) >= 1
+
+
 def _own_hits(text: str) -> Iterator[SecretHit]:
     for kind, pattern in OWN:
         for m in pattern.finditer(text):
             if kind in _GROUPED and m.groupdict().get("v") is not None:
                 value = m.group("v").rstrip(_TRAIL)
                 if kind in ("password", "url-credentials") and not _credential_like(value):
+                    continue
+                if kind == "basic-auth" and not _basic_credentials(value):
                     continue
                 start = m.start("v")
                 yield SecretHit(kind, start, start + len(value))
@@ -163,16 +183,60 @@ def _library_hits(text: str) -> Iterator[SecretHit]:
                 yield SecretHit(kind, start, end)
 
 
+# A run of this many characters without a space is a blob (a pasted base64 image, a minified
+# bundle, padding), not prose. Inside one, only the stretches around a credential marker are
+# scanned, so a 50 MB session costs a few substring searches over its blobs instead of every
+# pattern at every offset.
+_BLOB_RUN = 4096
+_BLOB_RE = re.compile(rf"\S{{{_BLOB_RUN},}}")
+_MARKERS = ("pass", "pwd", "secret", "key", "token", "auth", "credential", "bearer", "basic",
+            "sk-", "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat", "glpat",
+            "xox", "eyj", "begin", "://", "aiza", "_live_", "_test_", "密码", "口令", "密钥",
+            "秘钥", "私钥", "令牌", "凭据", "凭证")
+_WINDOW = 2048
+
+
+def _segments(text: str) -> list[tuple[int, int]]:
+    """The spans of `text` worth scanning: all of it but the parts of its blobs far from any
+    credential marker."""
+    if len(text) < _BLOB_RUN or not _BLOB_RE.search(text):
+        return [(0, len(text))]
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for blob in _BLOB_RE.finditer(text):
+        start, end = blob.span()
+        spans.append((pos, start))
+        lowered = text[start:end].lower()
+        for marker in _MARKERS:
+            at = lowered.find(marker)
+            while at >= 0:
+                spans.append((start + max(0, at - _WINDOW),
+                              start + min(end - start, at + len(marker) + _WINDOW)))
+                at = lowered.find(marker, at + len(marker) + _WINDOW)
+        pos = end
+    spans.append((pos, len(text)))
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(s for s in spans if s[1] > s[0]):
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
 def find_secrets(text: str) -> list[SecretHit]:
     """Every secret in `text`, as non-overlapping spans (our rules win an overlap: they know
     where a value ends)."""
     if not text or not _TRIGGER.search(text):
         return []
     hits: list[SecretHit] = []
-    for hit in (*_own_hits(text), *_library_hits(text)):
-        if any(h.start < hit.end and hit.start < h.end for h in hits):
-            continue
-        hits.append(hit)
+    for lo, hi in _segments(text):
+        part = text if (lo, hi) == (0, len(text)) else text[lo:hi]
+        for hit in (*_own_hits(part), *_library_hits(part)):
+            hit = SecretHit(hit.kind, hit.start + lo, hit.end + lo)
+            if any(h.start < hit.end and hit.start < h.end for h in hits):
+                continue
+            hits.append(hit)
     return sorted(hits, key=lambda h: h.start)
 
 
@@ -216,17 +280,20 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(v)
 
 
-def _found(strings: Iterator[str], seen: dict[str, list[SecretHit]]) -> dict[str, str]:
-    """{secret value: kind} in `strings`. `seen` remembers each string's hits, so the check
-    after the replacement scans only the strings it changed (a scan costs ~2 s per MB)."""
-    out: dict[str, str] = {}
-    for s in strings:
-        hits = seen.get(s)
-        if hits is None:
-            hits = seen[s] = find_secrets(s)
-        for h in hits:
-            out.setdefault(s[h.start:h.end], h.kind)
-    return out
+def _values(strings: Iterator[str]) -> set[str]:
+    return set(_found(strings))
+
+
+def _found(strings: Iterator[str]) -> dict[str, str]:
+    """Every secret value in `strings`, with its kind — one scan of each string."""
+    return {s[h.start:h.end]: h.kind for s in strings for h in find_secrets(s)}
+
+
+def _survives(document: str, values: set[str]) -> bool:
+    """Does any of `values` still occur in a string of the JSON `document`?"""
+    if not values:
+        return False
+    return any(v in s for s in _strings(json.loads(document)) for v in values)
 
 
 def _replace_values(text: str, values: set[str], kinds: dict[str, str]) -> str:
@@ -239,6 +306,7 @@ def _replace_values(text: str, values: set[str], kinds: dict[str, str]) -> str:
             if form:
                 text = text.replace(form, mark)
     return text
+
 
 
 def redact_input(data: bytes) -> bytes:
@@ -257,12 +325,11 @@ def redact_input(data: bytes) -> bytes:
             obj = json.loads(text)
         except ValueError:
             obj = None
-        seen: dict[str, list[SecretHit]] = {}
         if obj is not None:
-            found = _found(_strings(obj), seen)
+            found = _found(_strings(obj))
             out = _replace_values(text, set(found), found)
             try:
-                if not _found(_strings(json.loads(out)), seen):
+                if not _survives(out, set(found)):
                     return out.encode("utf-8")
             except ValueError:
                 pass
@@ -278,10 +345,10 @@ def redact_input(data: bytes) -> bytes:
             if row is None:
                 out_lines.append(line)
                 continue
-            found = _found(_strings(row), seen)
+            found = _found(_strings(row))
             new = _replace_values(line, set(found), found)
             try:
-                clean = not _found(_strings(json.loads(new)), seen)
+                clean = not _survives(new, set(found))
             except ValueError:
                 clean = False
             out_lines.append(new if clean else json.dumps(mask(row), ensure_ascii=False)
