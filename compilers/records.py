@@ -13,6 +13,7 @@ from typing import Any
 from vault_engine.store.frontmatter import format_datetime
 from vault_engine.store.model import Card, Entity, Note, Session, Tombstone
 from vault_engine.store.serialize import claim_dict, jsonable
+from vault_engine.text.timed import says_when
 from vault_engine.text.tokens import tokenize
 
 # Kinds that become recall targets; the rest (templates, reports, archive, MEMORY.md …) are
@@ -46,6 +47,8 @@ class Unit:
     # as a second vector, so an answer that never names its subject is found through the
     # question it answers (docs/recall.md, "turn context")
     context: str | None = None
+    # the turn says when (a date, a relative day, how long ago): time questions rank it up
+    timed: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,7 +113,7 @@ def _turn_units(note: Session) -> list[Unit]:
             context = f"{units[-1].embed_text}\n{speaker}: {chunk}" if units else None
             units.append(Unit(anchor=turn.anchor, embed_text=line,
                               lexical=" ".join(tokenize(line)), snippet=line[:240],
-                              context=context))
+                              context=context, timed=says_when(chunk)))
     return units
 
 

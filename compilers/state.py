@@ -21,7 +21,7 @@ from .digest import Fragment, make_fragment
 from .graph import Edge, resolve_edges
 from .records import NoteRecord
 
-RECORD_CACHE_VERSION = 7
+RECORD_CACHE_VERSION = 8
 
 
 @dataclass

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA_VERSION = 1
-FORMAT = 10  # bumped whenever a build's set of files or their layout changes
+FORMAT = 11  # bumped whenever a build's set of files or their layout changes
 CURRENT = "current.json"
 BUILDS = "builds"
 MANIFEST = "manifest.json"

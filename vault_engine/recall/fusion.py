@@ -46,6 +46,16 @@ def weighted_fusion(rankings: Sequence[tuple[float, list[tuple[int, float]]]]) -
     return fused
 
 
+def boost_timed(index: RecallIndex, fused: dict[int, float], weight: float) -> dict[int, float]:
+    """A time question ("when did …", "什么时候"): every candidate turn that says when (a date,
+    a relative day, how long ago — compiled into `unit_timed`) gains `weight` on its fused
+    score (0–1), so the turn that dates the event outranks turns that only name it."""
+    timed = index.unit_timed
+    if timed is None or not weight:
+        return fused
+    return {u: s + weight if timed[u] else s for u, s in fused.items()}
+
+
 def rrf_fusion(rankings: Sequence[list[tuple[int, float]]], k: int) -> dict[int, float]:
     fused: dict[int, float] = {}
     for ranking in rankings:

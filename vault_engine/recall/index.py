@@ -53,6 +53,9 @@ class RecallIndex:
             else None
         self.unit_tier = np.array(load("unit_tier.npy")) \
             if (folder / "unit_tier.npy").exists() else None
+        # 1 for a turn that says when (builds since format 11; before: none)
+        self.unit_timed = np.array(load("unit_timed.npy")) \
+            if (folder / "unit_timed.npy").exists() else None
         # a ranking factor per node (< 1 for poor feedback); builds before it: none
         self.node_quality = np.array(load("node_quality.npy")) \
             if (folder / "node_quality.npy").exists() else None

@@ -22,8 +22,9 @@ from vault_engine.errors import AlayaError, UsageError
 from vault_engine.primitives import now
 
 from .expansion import expand, resolve_node
-from .fusion import Hit, rrf_fusion, score_notes, weighted_fusion
+from .fusion import Hit, boost_timed, rrf_fusion, score_notes, weighted_fusion
 from .index import open_index
+from .intent import query_intent
 from .present import explorable_relations, flag_warnings, node_json
 from .query import RecallQuery, RecallSettings
 from .ranking import rank
@@ -91,6 +92,9 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         weights = ([settings.dense_weight] if qvec is not None else []) + (
             [1.0 - settings.dense_weight] if len(rankings) > (qvec is not None) else [])
         fused = weighted_fusion(list(zip(weights, rankings, strict=False)))
+    intent = query_intent(text)
+    if intent.when:
+        fused = boost_timed(index, fused, settings.time_weight)
 
     hits = score_notes(index, fused, query, namespaces, lexical_scores, text, cos, settings)
 

@@ -107,6 +107,7 @@ class RecallSettings:
     context_weight: float = 0.5  # share of a turn's dense score read with the turn before it
     session_bm25_weight: float = 0.4  # a note's BM25 evidence over all its units
     date_weight: float = 0.3  # notes dated on a day or month the query names
+    time_weight: float = 0.1  # a time question: turns that say when gain this (fused 0–1)
     complete_scores: bool = True  # score every candidate on both sides (see retrieval.complete_rankings)
 
     @classmethod
@@ -118,7 +119,8 @@ class RecallSettings:
                    default_namespace=config.get("vault", "default_namespace"),
                    fusion=r["fusion"], dense_weight=r["dense_weight"],
                    context_weight=r["context_weight"],
-                   session_bm25_weight=r["session_bm25_weight"], date_weight=r["date_weight"])
+                   session_bm25_weight=r["session_bm25_weight"], date_weight=r["date_weight"],
+                   time_weight=r["time_weight"])
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",

@@ -1,0 +1,148 @@
+"""Recall reads what a question wants — a list, a time — in English and Chinese, and ranks for
+it: time questions put the turn that says when first."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from compilers.options import CompileOptions
+from compilers.pipeline import compile_vault
+from vault_engine import artifacts as A
+from vault_engine.providers.embedding import HashEmbedder
+from vault_engine.recall.intent import query_intent
+from vault_engine.recall.pipeline import recall
+from vault_engine.recall.query import RecallQuery, RecallSettings
+from vault_engine.sessions.ingest import ingest
+from vault_engine.store.vault import Vault
+from vault_engine.text.timed import says_when
+
+HASH = HashEmbedder(256)
+
+
+@pytest.mark.parametrize("question", [
+    "What activities does Melanie partake in?",
+    "Which cities has Jon visited?",
+    "What LGBTQ+ events has Caroline participated in?",
+    "What are some changes Caroline has faced?",
+    "In what ways is Caroline participating in the community?",
+    "How many times has Melanie gone to the beach?",
+    "List the services we migrated",
+    "张伟都负责或接手了哪些系统？",
+    "我们踩过哪些“配置改了但没有真正生效”的坑？",
+    "上个月的故障都有什么？",
+    "吴婷团队的打包和 CI 分别跑在哪些平台上？",
+    "这个 bug 出现过几次？",
+])
+def test_list_questions_are_recognised(question: str) -> None:
+    assert query_intent(question).listing
+
+
+@pytest.mark.parametrize("question", [
+    "What is Caroline's identity?",
+    "Why did the deploy fail?",
+    "What does Melanie do to destress?",
+    "What was the status of the migration?",
+    "Where did Caroline move from?",
+    "为什么结账页面的价格是旧的？",
+    "李娜的女儿几岁？",
+    "Redis 的 maxmemory 现在是多少？",
+])
+def test_single_answer_questions_are_not_lists(question: str) -> None:
+    assert not query_intent(question).listing
+
+
+@pytest.mark.parametrize("question,when", [
+    ("When did Caroline go to the LGBTQ support group?", True),
+    ("when is the freeze?", True),
+    ("How long ago did Nate adopt the turtles?", True),
+    ("What year did Melanie start painting?", True),
+    ("Which month was the outage?", True),
+    ("新来的 SRE 张伟是哪天开始上班的？", True),
+    ("欧阳倩的母亲什么时候过生日？", True),
+    ("多久以前换的证书？", True),
+    ("Why did the deploy fail?", False),
+    ("What does Melanie paint?", False),
+    ("为什么数据库连接数满了？", False),
+    ("", False),
+])
+def test_time_questions_are_recognised(question: str, when: bool) -> None:
+    assert query_intent(question).when is when
+
+
+@pytest.mark.parametrize("text,timed", [
+    ("I went to a LGBTQ support group yesterday and it was so powerful.", True),
+    ("I ran a charity race for mental health last Saturday.", True),
+    ("I went to an LGBTQ conference two days ago.", True),
+    ("Seven years now, and I've finally found my real muses.", True),
+    ("We moved here in 2019.", True),
+    ("The renewal is due on 12 May.", True),
+    ("We always look forward to our family camping trip.", False),
+    ("The gateway drops the notice unless plugins.allow lists telegram.", False),
+    ("张伟下周一开始上班。", True),
+    ("证书是三天前过期的。", True),
+    ("4 月 20 日晚上 10 点开始冻结。", True),
+    ("我们打算周末去露营。", True),
+    ("Redis 的 maxmemory 改成 4gb 了。", False),
+    ("这个配置改了但没有真正生效。", False),
+])
+def test_a_turn_that_says_when(text: str, timed: bool) -> None:
+    assert says_when(text) is timed
+
+
+def _session_vault(root: Path, sid: str, turns: list[tuple[str, str]]) -> Vault:
+    ms = 1_683_554_160_000  # 2023-05-08
+    session = {"id": sid, "timestamp": ms, "channel": "chat",
+               "turns": [{"id": f"m{i}", "role": "user", "name": name, "content": text,
+                          "timestamp": ms + i * 1000} for i, (name, text) in enumerate(turns)]}
+    ingest(Vault.open(root), [(f"{sid}.json", json.dumps(session).encode())])
+    vault = Vault.open(root)
+    compile_vault(vault, CompileOptions(embedder=HASH))
+    return vault
+
+
+@pytest.mark.parametrize("turns,question,dated", [
+    ([("Caroline", "The support group talk about trans stories was inspiring, the group "
+                   "support matters."),
+      ("Melanie", "That sounds lovely."),
+      ("Caroline", "Yesterday after work I finally went along with my neighbour Anna to "
+                   "the support group downtown."),
+      ("Melanie", "My kids love the museum, Caroline, and the group of dinosaurs.")],
+     "When did Caroline go to the support group?", "t3"),
+    ([("李娜", "张伟开始上班打卡，张伟上班准时。"),
+      ("王强", "好的。"),
+      ("李娜", "下周一早上九点张伟到新办公室开始上班，记得帮他开通账号和门禁。"),
+      ("王强", "食堂的饭菜不错，大家都说上班之前要吃早饭。")],
+     "张伟什么时候开始上班？", "t3"),
+])
+def test_a_time_question_ranks_the_turn_that_says_when(
+        vault_path: Path, turns: list[tuple[str, str]], question: str, dated: str) -> None:
+    vault = _session_vault(vault_path, "chat-when", turns)
+    build = A.current_build(vault.state_dir)
+    assert build is not None
+    timed = np.load(build.path(A.RECALL) / "unit_timed.npy")
+    assert timed.tolist() == [0, 0, 1, 0]  # compiled per turn
+
+    def anchors(weight: float) -> list[str]:
+        result = recall(vault.state_dir, RecallQuery(text=question, mode="bm25"), embedder=None,
+                        settings=RecallSettings(time_weight=weight), telemetry=False)
+        return result["nodes"][0]["anchors"]
+
+    assert anchors(0.0)[0] != dated  # by words alone the other turn wins …
+    assert anchors(0.3)[0] == dated  # … a time question puts the dated turn first
+
+
+def test_the_time_boost_leaves_other_questions_alone(vault_path: Path) -> None:
+    vault = _session_vault(vault_path, "chat-other", [
+        ("Caroline", "The support group talk was inspiring, the group support matters."),
+        ("Caroline", "I went to the support group yesterday.")])
+
+    def anchors(weight: float) -> list[str]:
+        return recall(vault.state_dir, RecallQuery(text="Caroline support group"),
+                      embedder=HASH, settings=RecallSettings(time_weight=weight),
+                      telemetry=False)["nodes"][0]["anchors"]
+
+    assert anchors(0.0) == anchors(0.5)
