@@ -146,3 +146,64 @@ def test_the_time_boost_leaves_other_questions_alone(vault_path: Path) -> None:
                       telemetry=False)["nodes"][0]["anchors"]
 
     assert anchors(0.0) == anchors(0.5)
+
+
+def _fact_card(root: Path, name: str, text: str, session: str) -> None:
+    path = root / "cards" / "fact" / f"{name}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f"---\nid: card-{name.lower()}\ntitle: {name}\ntype: fact\n"
+        f"source_sessions: [\"[[{session}]]\"]\nclaims:\n  - id: c1\n    text: {text}\n"
+        f"    evidence:\n      - {{kind: session, source: \"[[{session}#^t1]]\"}}\n---\n",
+        encoding="utf-8")
+
+
+@pytest.mark.parametrize("question", ["What tools has Alice used for the network?",
+                                      "Alice 在网络上都用过哪些工具？"])
+def test_a_list_question_gives_each_session_a_slot(vault_path: Path, question: str) -> None:
+    """Three memories from one session and one from another: a list question shows the other
+    session second, before the first session's repeats; without diversity it comes later."""
+    for sid, text in (("chat-a", "Alice used Terraform for the network, Terraform tools."),
+                      ("chat-b", "Alice tried Ansible once.")):
+        ms = 1_683_554_160_000 if sid == "chat-a" else 1_683_654_160_000
+        ingest(Vault.open(vault_path), [(f"{sid}.json", json.dumps(
+            {"id": sid, "timestamp": ms, "channel": "chat", "turns": [
+                {"id": "m1", "role": "user", "name": "Alice", "content": text,
+                 "timestamp": ms}]}).encode())])
+    _fact_card(vault_path, "Terraform network", "Alice used Terraform tools for the network "
+               "网络 工具", "chat-a")
+    _fact_card(vault_path, "Terraform tools", "Alice used the Terraform tools on the network "
+               "网络 工具", "chat-a")
+    vault = Vault.open(vault_path)
+    compile_vault(vault, CompileOptions(embedder=HASH))
+    assert query_intent(question).listing
+
+    def order(diversify: bool) -> list[frozenset[str]]:
+        nodes = recall(vault.state_dir, RecallQuery(text=question, top_k=4, mode="bm25",
+                                                    expand=False),
+                       embedder=None, settings=RecallSettings(diversify=diversify),
+                       telemetry=False)["nodes"]
+        return [frozenset([n["id"]] if n["kind"] == "session" else n["source_sessions"])
+                for n in nodes]
+
+    plain, diverse = order(False), order(True)
+    assert sorted(plain, key=sorted) == sorted(diverse, key=sorted)  # the same four memories
+    assert plain.index(frozenset({"chat-b"})) > 1  # by score the other session comes late …
+    assert diverse[:2] == [{"chat-a"}, {"chat-b"}]  # … a list gives it the second slot
+
+
+def test_a_single_answer_question_keeps_its_order(vault_path: Path) -> None:
+    _fact_card(vault_path, "Terraform network", "Alice used Terraform for the network",
+               "chat-a")
+    _fact_card(vault_path, "Terraform state", "Alice keeps the Terraform state in S3", "chat-a")
+    _fact_card(vault_path, "Ansible", "Alice tried Ansible once for Terraform", "chat-b")
+    vault = Vault.open(vault_path)
+    compile_vault(vault, CompileOptions(embedder=HASH))
+
+    def order(diversify: bool) -> list[str]:
+        return [n["id"] for n in recall(
+            vault.state_dir, RecallQuery(text="Where does Alice keep the Terraform state?",
+                                         mode="bm25", expand=False), embedder=None,
+            settings=RecallSettings(diversify=diversify), telemetry=False)["nodes"]]
+
+    assert order(True) == order(False)

@@ -77,6 +77,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "session_bm25_weight": 0.4,  # a session's BM25 as one document, added to its score
         "date_weight": 0.3,  # added for a note dated on a day or month the query names
         "time_weight": 0.1,  # a time question ("when …", "什么时候"): turns that say when
+        "diversify": True,  # each session that adds something new gets a slot (docs/recall.md)
+        "expand_exclude": [],  # relation types a free-text search's expansion does not follow
     },
     "lifecycle": {  # seed 003 §2.5.3, §3.2, §3.3
         "co_occurs_min_queries": 3,  # recalled together in this many queries → CO_OCCURS

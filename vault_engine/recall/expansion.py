@@ -29,9 +29,11 @@ def resolve_node(index: RecallIndex, ref: str) -> int:
 def expand(index: RecallIndex, seeds: list[Hit], hits: dict[int, Hit], wanted: Sequence[str],
             depth: int, settings: RecallSettings, query: RecallQuery,
             namespaces: set[str] | None, exclude_seeds: bool) -> None:
-    """Breadth-first along edges; with `wanted` relations only along close types."""
+    """Breadth-first along edges; with `wanted` relations only along close types. A free-text
+    search follows every type but those `[recall] expand_exclude` leaves out."""
     frontier = [(s, 0) for s in seeds]
     seen = {s.node for s in seeds}
+    excluded = set(settings.expand_exclude) if not wanted else set()
     while frontier:
         parent, d = frontier.pop(0)
         if d >= depth:
@@ -39,6 +41,8 @@ def expand(index: RecallIndex, seeds: list[Hit], hits: dict[int, Hit], wanted: S
         directions = ("out",) if wanted else ("out", "in")
         for direction in directions:
             for target, rel, weight in index.neighbours(parent.node, direction):
+                if rel in excluded:
+                    continue
                 if wanted:
                     sim = max(relation_similarity(rel, w) for w in wanted)
                     if sim < settings.rel_threshold:

@@ -114,7 +114,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         expand(index, seeds, hits, wanted, depth, settings, query, namespaces,
                exclude_seeds=bool(query.from_nodes))
 
-    ranked = rank(index, hits, qvec, wanted, top_k, settings)
+    ranked = rank(index, hits, qvec, wanted, top_k, settings, listing=intent.listing)
     nodes = [node_json(index, h) for h in ranked]
     warnings += flag_warnings(nodes)
     explorable = explorable_relations(index, ranked, wanted, text, {h.node for h in ranked})

@@ -108,6 +108,8 @@ class RecallSettings:
     session_bm25_weight: float = 0.4  # a note's BM25 evidence over all its units
     date_weight: float = 0.3  # notes dated on a day or month the query names
     time_weight: float = 0.1  # a time question: turns that say when gain this (fused 0–1)
+    expand_exclude: tuple[str, ...] = ()  # relation types a free-text search does not follow
+    diversify: bool = True  # a search gives each session that adds something new a slot
     complete_scores: bool = True  # score every candidate on both sides (see retrieval.complete_rankings)
 
     @classmethod
@@ -120,7 +122,8 @@ class RecallSettings:
                    fusion=r["fusion"], dense_weight=r["dense_weight"],
                    context_weight=r["context_weight"],
                    session_bm25_weight=r["session_bm25_weight"], date_weight=r["date_weight"],
-                   time_weight=r["time_weight"])
+                   time_weight=r["time_weight"], diversify=r["diversify"],
+                   expand_exclude=tuple(r["expand_exclude"]))
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",

@@ -12,9 +12,10 @@ from .query import RecallSettings
 
 
 def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[str],
-         top_k: int, settings: RecallSettings) -> list[Hit]:
+         top_k: int, settings: RecallSettings, *, listing: bool = False) -> list[Hit]:
     """The heuristic distance h = α·concept + β·relation + γ·depth for the hits that can be
-    shown, their order (by score for a search, by h when navigating relations), then MMR."""
+    shown, their order (by score for a search, by h when navigating relations), then MMR.
+    A search is diversified across sessions first (`diversify`)."""
     import numpy as np
 
     # heuristic distance: for every hit when navigating (it orders them), else only for the
@@ -40,8 +41,41 @@ def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[s
         ranked = sorted(candidates, key=lambda h: (h.h, -h.score, h.node))
     else:
         ranked = sorted(candidates, key=lambda h: (-h.score, h.h, h.node))
+        if settings.diversify:
+            ranked = diversify(index, ranked, listing)
     ranked = mmr(index, ranked, top_k, settings.mmr_lambda)
     return ranked
+
+
+def sessions_of(index: RecallIndex, hit: Hit) -> frozenset[str]:
+    """The sessions a hit stands for: a session itself, else the sessions its claims came
+    from; a note that cites none stands for itself."""
+    unit = hit.units[0][0] if hit.units else int(index.node_unit[hit.node])
+    row = index.row(unit) if unit >= 0 else {}
+    if row.get("kind") == "session":
+        return frozenset({str(row.get("note"))})
+    sources = [str(s).strip("[]").split("|")[0].split("#")[0]
+               for s in row.get("source_sessions") or []]
+    return frozenset(sources) if sources else frozenset({f"node:{hit.node}"})
+
+
+def diversify(index: RecallIndex, ranked: list[Hit], listing: bool) -> list[Hit]:
+    """Each session that adds something new gets a slot before a hit that repeats sessions
+    already shown: a hit whose sessions are all covered by hits above it moves below the
+    hits that bring a new one. For a list question ("what … all", "哪些") every hit is held to
+    that — the answer is spread over sessions; otherwise only a hit graph expansion added
+    (it earns a place by reaching a new session, not by restating its parent's)."""
+    covered: set[str] = set()
+    fresh: list[Hit] = []
+    repeats: list[Hit] = []
+    for hit in ranked:
+        sessions = sessions_of(index, hit)
+        if (listing or hit.depth > 0) and sessions <= covered:
+            repeats.append(hit)
+            continue
+        covered |= sessions
+        fresh.append(hit)
+    return fresh + repeats
 
 
 def mmr(index: RecallIndex, ranked: list[Hit], k: int, lam: float) -> list[Hit]:
