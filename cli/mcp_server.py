@@ -64,7 +64,8 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
                kinds: list[str] | None = None, types: list[str] | None = None,
                tags: list[str] | None = None, as_of: str | None = None,
                mode: str = "hybrid") -> dict[str, Any]:
-        """Search long-term memory (zero LLM calls). Free text in `query`; or structured:
+        """Search long-term memory (zero LLM calls unless a [rerank] model is configured).
+        Free text in `query`; or structured:
         `concepts` plus `relations` (e.g. ["CAUSED_BY"]) and `depth` to follow typed links;
         `from_nodes` (ids from an earlier result) to keep navigating. Optional filters:
         `kinds` (card, entity, session), `types` (gotcha, decision, …), `tags`, `as_of`
@@ -84,8 +85,13 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
 
         try:
             q = RecallQuery.from_json(obj)  # no namespace keys: own + shared only
+            if "reranker" not in state:
+                from vault_engine.providers.rerank import get_reranker
+
+                state["reranker"] = get_reranker(vault.config)
             return run(vault.state_dir, q, embedder=embedder() if mode != "bm25" else None,
-                       settings=RecallSettings.from_config(vault.config), resident=True)
+                       settings=RecallSettings.from_config(vault.config), resident=True,
+                       reranker=state["reranker"])
         except AlayaError as exc:
             raise fail(exc) from None
 

@@ -80,6 +80,14 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "diversify": True,  # each session that adds something new gets a slot (docs/recall.md)
         "expand_exclude": [],  # relation types a free-text search's expansion does not follow
     },
+    "rerank": {  # optional: re-order recall's best candidates with a model (off by default)
+        "provider": "none",  # none | openai (a /rerank endpoint, cross-encoder) | llm (chat)
+        "base_url": "",
+        "model": "",
+        "top_n": 20,  # how many of the offline order's best candidates the model re-orders
+        "timeout_s": 10.0,
+        "max_retries": 1,
+    },
     "lifecycle": {  # seed 003 §2.5.3, §3.2, §3.3
         "co_occurs_min_queries": 3,  # recalled together in this many queries → CO_OCCURS
         "quality_min_verdicts": 5,  # feedback verdicts before quality counts

@@ -27,7 +27,8 @@ from .index import open_index
 from .intent import query_intent
 from .present import explorable_relations, flag_warnings, node_json
 from .query import RecallQuery, RecallSettings
-from .ranking import rank
+from .ranking import diversify, rank
+from .rerank import rerank_order
 from .retrieval import (
     blend_context,
     bm25_ranking,
@@ -40,8 +41,9 @@ from .retrieval import (
 
 def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
            settings: RecallSettings | None = None, telemetry: bool = True,
-           resident: bool = False) -> dict[str, Any]:
-    """Run a recall and return the documented JSON object."""
+           resident: bool = False, reranker: Any = None) -> dict[str, Any]:
+    """Run a recall and return the documented JSON object. With a `reranker`
+    (vault_engine.providers.rerank, off by default) its top candidates are re-ordered by it."""
     start = time.perf_counter()
     settings = settings or RecallSettings()
     index = open_index(state_dir, resident=resident)
@@ -114,8 +116,24 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         expand(index, seeds, hits, wanted, depth, settings, query, namespaces,
                exclude_seeds=bool(query.from_nodes))
 
-    ranked = rank(index, hits, qvec, wanted, top_k, settings, listing=intent.listing)
+    rerank = reranker is not None and bool(text) and not wanted
+    pool = max(top_k, reranker.top_n) if rerank else top_k
+    ranked = rank(index, hits, qvec, wanted, pool, settings, listing=intent.listing)
     nodes = [node_json(index, h) for h in ranked]
+    reranked_by = None
+    if rerank and len(nodes) > 1:
+        try:
+            order = rerank_order(reranker, text, nodes)
+        except AlayaError as exc:
+            warnings.append(f"reranker unavailable ({exc.message}): kept the offline order")
+        else:
+            node_of = {id(h): n for h, n in zip(ranked, nodes, strict=True)}
+            ranked = [ranked[i] for i in order]
+            if settings.diversify:  # the model's order, still one slot per new session
+                ranked = diversify(index, ranked, intent.listing)
+            nodes = [node_of[id(h)] for h in ranked]
+            reranked_by = reranker.id
+    ranked, nodes = ranked[:top_k], nodes[:top_k]
     warnings += flag_warnings(nodes)
     explorable = explorable_relations(index, ranked, wanted, text, {h.node for h in ranked})
     latency = (time.perf_counter() - start) * 1000
@@ -130,6 +148,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         "latency_ms": round(latency, 1),
         "build": index.build.build_id,
         "compiled_at": index.compiled_at,
+        "reranker": reranked_by,
         "warnings": warnings,
     }
     if telemetry:
@@ -155,8 +174,14 @@ def recall_in_vault(root: Path, query: Mapping[str, Any], *,
     config = load_config(root)
     q = RecallQuery.from_json(query)
     embedder = get_embedder(config) if q.mode != "bm25" else None
+    reranker = None
+    if config.get("rerank", "provider") != "none":  # off by default: no import, no call
+        from vault_engine.providers.rerank import get_reranker
+
+        reranker = get_reranker(config)
     return recall(root / ".alaya", q, embedder=embedder,
-                  settings=RecallSettings.from_config(config), telemetry=telemetry)
+                  settings=RecallSettings.from_config(config), telemetry=telemetry,
+                  reranker=reranker)
 
 
 def relevance(hit: Hit, ranked: list[Hit]) -> float:
