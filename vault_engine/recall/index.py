@@ -201,8 +201,14 @@ class RecallIndex:
     # -- graph ----------------------------------------------------------------------------
     def neighbours(self, node: int, direction: str = "out") -> Iterable[tuple[int, str, float]]:
         indptr, indices, types, weights = self.adj[direction]
-        for j in range(int(indptr[node]), int(indptr[node + 1])):
-            yield int(indices[j]), self.rel_types[int(types[j])], float(weights[j])
+        a, b = int(indptr[node]), int(indptr[node + 1])
+        if a == b:
+            return
+        # one slice per array, not one memory-mapped element access per edge
+        names = self.rel_types
+        for target, kind, weight in zip(indices[a:b].tolist(), types[a:b].tolist(),
+                                        weights[a:b].tolist(), strict=True):
+            yield target, names[kind], weight
 
 
 _INDEX_CACHE: dict[str, RecallIndex] = {}

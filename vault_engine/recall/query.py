@@ -8,6 +8,7 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from vault_engine.errors import UsageError
@@ -130,15 +131,23 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
            "september", "october", "november", "december")
 
 
-_DATE_IN_QUERY_RE = re.compile(
+_DATE_IN_QUERY = (
     r"(?i)\b(?:(\d{1,2})\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
     r"(?:\s+(\d{1,2})(?:st|nd|rd|th)?)?(?:,?\s+(\d{4}))?\b|\b(\d{4})-(\d{2})(?:-(\d{2}))?\b")
 
 
+@cache
+def _date_re() -> re.Pattern[str]:
+    return re.compile(_DATE_IN_QUERY)
+
+
 def dates_in_query(text: str) -> list[tuple[int | None, int, int | None]]:
     """(year, month, day) the query names ("in May 2023", "on 8 May", "2023-05-08")."""
+    folded = (text or "").casefold()
+    if not any(c.isdigit() for c in folded) and not any(m[:3] in folded for m in _MONTHS):
+        return []  # nothing a date could be made of: the pattern is not even compiled
     out = []
-    for m in _DATE_IN_QUERY_RE.finditer(text or ""):
+    for m in _date_re().finditer(text or ""):
         if m.group(2):
             month = [x[:3] for x in _MONTHS].index(m.group(2).lower()[:3]) + 1
             if m.group(2).lower() == "may" and not (m.group(1) or m.group(3) or m.group(4)):

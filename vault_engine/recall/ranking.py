@@ -86,26 +86,36 @@ def mmr(index: RecallIndex, ranked: list[Hit], k: int, lam: float) -> list[Hit]:
     if len(pool) <= k or lam >= 1.0:
         return pool[:k]
     order = {id(h): i for i, h in enumerate(pool)}
+    dim = 0
     vecs: list[Any] = []
     for h in pool:
         unit = h.units[0][0] if h.units else int(index.node_unit[h.node])
         v = index.unit_vector(unit) if unit >= 0 else None
-        vecs.append(None if v is None else np.asarray(v, dtype=np.float32))
+        vecs.append(v)
+        dim = dim or (len(v) if v is not None else 0)
+    if not dim:
+        return pool[:k]
+    # every pair's similarity at once (one matrix product instead of a dot per pair)
+    has = np.array([v is not None for v in vecs])
+    matrix = np.stack([np.asarray(v, dtype=np.float32) if v is not None
+                       else np.zeros(dim, dtype=np.float32) for v in vecs])
+    sims = matrix @ matrix.T
     # relevance from the position in the ranking, so MMR keeps whichever order was chosen
     # (by score for search, by heuristic distance for navigation)
-    relevance = [1.0 - i / len(pool) for i in range(len(pool))]
+    relevance = 1.0 - np.arange(len(pool)) / len(pool)
+    # max similarity to a chosen hit (0 until one with a vector is chosen, and for hits
+    # without a vector)
+    redundancy = np.full(len(pool), -np.inf, dtype=np.float32)
     chosen: list[int] = []
-    left = list(range(len(pool)))
-    while left and len(chosen) < k:
-        def value(i: int) -> float:
-            redundancy = 0.0
-            if vecs[i] is not None:
-                sims = [float(np.dot(vecs[i], vecs[j])) for j in chosen if vecs[j] is not None]
-                redundancy = max(sims, default=0.0)
-            return lam * relevance[i] - (1 - lam) * redundancy
-
-        pick = max(left, key=value)
+    left = np.ones(len(pool), dtype=bool)
+    while left.any() and len(chosen) < k:
+        value = lam * relevance - (1 - lam) * np.where(np.isfinite(redundancy), redundancy, 0.0)
+        value[~left] = -np.inf
+        pick = int(np.argmax(value))
         chosen.append(pick)
-        left.remove(pick)
+        left[pick] = False
+        if has[pick]:
+            redundancy = np.where(has, np.maximum(redundancy, sims[pick]), redundancy)
+            redundancy[~has] = -np.inf
     # MMR chooses which k; they are shown in the ranking's own order
     return sorted((pool[i] for i in chosen), key=lambda h: order[id(h)])
