@@ -63,13 +63,35 @@ def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, no_commit: bool
         echo("")
 
     results = run(vault, phases=chosen, dry_run=dry_run, commit=not no_commit, on_phase=show)
+    proposals = [p for r in results for p in r.proposals]
+    queued = None if dry_run or no_commit else _queue(
+        vault, proposals, f"introspect: propose {len(proposals)} change(s) to a person's notes")
     if as_json:
         emit_json({"dry_run": dry_run, "phases": [
             {"name": r.name, "numbers": r.numbers, "report": r.lines, "changed": r.changed,
-             "commit": r.commit} for r in results]})
+             "commit": r.commit, "proposals": [p.summary for p in r.proposals]}
+            for r in results], "review_commit": queued})
     elif not dry_run:
         echo(ok(f"Introspection complete — report: reports/introspect-*.md "
                 f"({sum(1 for r in results if r.commit)} commit(s))"))
+        if proposals:
+            echo(f"   {len(proposals)} change(s) to a person's notes proposed, not made"
+                 + (" — see `alaya review`" if queued else " (listed in the report)"))
+
+
+def _queue(vault: Any, proposals: list[Any], message: str) -> str | None:
+    """Proposals for a person's notes go to the review queue (the proposal branch); a vault
+    where that cannot work (no git history yet) keeps them in the report only."""
+    if not proposals:
+        return None
+    from vault_engine.collab.review import queue
+    from vault_engine.errors import AlayaError
+
+    try:
+        return queue(vault, proposals, message)
+    except AlayaError as exc:
+        echo(style(f"! proposals kept in the report only: {exc}", fg="yellow"), err=True)
+        return None
 
 
 @click.command()
@@ -121,11 +143,16 @@ def feedback(obj: Any, verdict: str, ref: str, claim: str | None, text: str | No
     """
     from vault_engine.care.feedback import feedback as run
 
-    result = run(obj.vault(), verdict, ref, claim=claim, text=text, reason=reason,
+    vault = obj.vault()
+    result = run(vault, verdict, ref, claim=claim, text=text, reason=reason,
                  commit=not no_commit)
+    queued = _queue(vault, result.proposals, f"feedback: propose {verdict} {result.path}")
     if as_json:
         from dataclasses import asdict
 
-        emit_json(asdict(result))
+        doc = asdict(result)
+        doc["proposals"] = [p.summary for p in result.proposals]
+        doc["review_commit"] = queued
+        emit_json(doc)
     else:
         echo(ok(result.message) + (f" (commit {result.commit[:10]})" if result.commit else ""))

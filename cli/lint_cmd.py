@@ -22,28 +22,36 @@ from .output import echo, emit_json, json_option, no_commit_option, pass_json, s
               help="Skip these rules (repeat or comma-separate), on top of [lint] ignore.")
 @click.option("--output", "output", type=click.Path(path_type=Path), default=None,
               help="Also write the json/sarif document to this file.")
+@click.option("--write-report", "write_report_", is_flag=True,
+              help="Also regenerate the managed block of reports/lint.md (default: [lint] "
+                   "write_report, off). It is left uncommitted unless --commit or [lint] "
+                   "commit_report.")
+@click.option("--commit", "commit_report", is_flag=True,
+              help="With --write-report: commit reports/lint.md (one commit, as alaya).")
 @click.option("--no-report", is_flag=True,
-              help="Do not regenerate reports/lint.md (use in git hooks and read-only CI).")
+              help="Never write reports/lint.md, whatever [lint] write_report says.")
 @click.option("--list", "list_rules", is_flag=True, help="List the rules and exit.")
 @no_commit_option
 @json_option
 @click.pass_obj
 @pass_json
 def lint(obj: Any, fmt: str, strict: bool, select: tuple[str, ...], ignore: tuple[str, ...],
-         output: Path | None, no_report: bool, list_rules: bool, no_commit: bool,
-         as_json: bool) -> None:
+         output: Path | None, write_report_: bool, commit_report: bool, no_report: bool,
+         list_rules: bool, no_commit: bool, as_json: bool) -> None:
     """Check every note: ids, titles, types, links, relations, claims, evidence, staleness,
     contradictions, duplicates, MEMORY.md's budget, session integrity and leaked secrets.
 
     Each finding has a code, severity, path, line, message and fix (docs/lint.md lists every
     rule). Exit 1 when there are errors (with --strict: errors or warnings), else 0.
-    Severities and rule selection: [lint] in alaya.toml. Regenerates reports/lint.md.
+    Severities and rule selection: [lint] in alaya.toml. Lint changes no file and makes no
+    commit unless asked: --write-report regenerates reports/lint.md, --commit commits it.
 
     \b
     Examples:
       alaya lint                               # text, for people
-      alaya lint --format json --no-report     # {"findings": [...], "summary": {...}}
-      alaya lint --format sarif --output lint.sarif --no-report   # GitHub code scanning
+      alaya lint --format json                 # {"findings": [...], "summary": {...}}
+      alaya lint --format sarif --output lint.sarif   # GitHub code scanning
+      alaya lint --write-report --commit       # refresh and commit reports/lint.md
       alaya lint --select broken-wikilink,secret-detected --strict
     """
     from lint import run_lint
@@ -78,8 +86,11 @@ def lint(obj: Any, fmt: str, strict: bool, select: tuple[str, ...], ignore: tupl
                               encoding="utf-8")
     else:
         _render(report)
-    if not no_report:
-        write_report(vault, report, commit=not no_commit)
+    wanted = write_report_ or bool(vault.config.get("lint", "write_report"))
+    if wanted and not no_report:
+        commit = (commit_report or bool(vault.config.get("lint", "commit_report"))) \
+            and not no_commit
+        write_report(vault, report, commit=commit)
     failed = report.errors or (strict and report.warnings)
     sys.exit(1 if failed else 0)
 

@@ -68,6 +68,8 @@ class AlayaGroup(click.Group):
         return self.commands.get(name)
 
     def invoke(self, ctx: click.Context) -> Any:
+        from vault_engine.store.history import set_command
+
         try:
             return super().invoke(ctx)
         except AlayaError as exc:
@@ -77,6 +79,20 @@ class AlayaGroup(click.Group):
             else:
                 echo(fail(str(exc)), err=True)
             sys.exit(exc.exit_code)
+        finally:
+            set_command(None)
+            _warn_uncommitted()
+
+
+def _warn_uncommitted() -> None:
+    """Say which files alaya wrote but did not commit: a person's untracked note, or one whose
+    uncommitted edits overlap alaya's (committing it would put their text under alaya's name)."""
+    from vault_engine.store import history
+
+    for rel in history.UNCOMMITTED:
+        echo(f"! {rel}: written, not committed — it holds your uncommitted work; commit it "
+             "yourself when it is ready", err=True)
+    history.UNCOMMITTED.clear()
 
 
 def _json_requested(ctx: click.Context) -> bool:
@@ -100,8 +116,11 @@ def cli(ctx: click.Context, vault_path: Path | None) -> None:
     Exit codes: 0 ok, 1 findings or failure, 2 usage error. Add --json to any command for
     machine-readable output. NO_COLOR disables colour.
     """
+    from vault_engine.store.history import set_command
+
     from .locate import find_vault
 
+    set_command(ctx.invoked_subcommand)  # the Alaya-Command: trailer of this run's commits
     ctx.obj = AppContext(vault_path or Path(find_vault()))
 
 

@@ -40,22 +40,23 @@ def traverse(obj: Any, a: str, b: str | None, max_hops: int, rels: tuple[str, ..
       alaya traverse "Gateway restart" "Telegram notification mechanism" --max-hops 3
       alaya traverse card-7f3a2c1d --rel CAUSED_BY --depth 2
     """
-    from vault_engine.recall.queries import path_lines, save_query
+    from vault_engine.recall.queries import node_link, path_lines, save_query
     from vault_engine.recall.traverse import find_paths, neighbourhood
 
     vault = obj.vault()
+    index = vault.load() if save else None  # links in a saved note use file names
     split = tuple(r.strip().upper() for x in rels for r in x.split(",") if r.strip())
     if b is not None:
         if split:
             raise UsageError("--rel applies to the neighbourhood of one note",
                              fix="drop B, or drop --rel")
         result = find_paths(vault.state_dir, a, b, max_hops=max_hops)
-        lines = path_lines(result)
+        lines = path_lines(result, index)
     else:
         threshold = float(vault.config.get("recall", "rel_similarity_threshold"))
         result = neighbourhood(vault.state_dir, a, rels=split, depth=depth, threshold=threshold)
         lines = [f"{'  ' * (n['depth'] - 1)}- {'←' if n['reverse'] else '—'}{n['rel']}"
-                 f"{'—' if n['reverse'] else '→'} [[{n['id']}|{n['title']}]]"
+                 f"{'—' if n['reverse'] else '→'} {node_link(index, n['id'], n['title'])}"
                  for n in result["nodes"]]
     if save:
         title = f"{a} → {b}" if b else f"{a} {','.join(split) or 'all'} depth {depth}"

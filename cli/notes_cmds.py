@@ -14,7 +14,17 @@ from vault_engine.store.init_vault import init_vault
 from vault_engine.store.model import Card, Entity, Session
 from vault_engine.store.serialize import note_dict
 
-from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, propose_option, style
+from .output import (
+    echo,
+    emit_json,
+    fail,
+    json_option,
+    no_commit_option,
+    ok,
+    pass_json,
+    propose_option,
+    style,
+)
 
 
 @click.command()
@@ -30,22 +40,43 @@ def init(obj: object, path: Path | None, as_json: bool, no_commit: bool) -> None
     templates, then a git repository whose first commit holds them. Running it again on a
     vault changes nothing; missing template files are added, existing files never touched.
 
+    Over a folder or git repository that already has notes (adoption), no note is touched:
+    an existing .gitignore, .gitattributes or AGENTS.md gets alaya's lines in a marked block
+    at its end, existing Obsidian settings are kept, files the vault's .gitignore ignores are
+    not committed, and only alaya's files are committed, authored by alaya.
+
     \b
     Example:
       alaya init ~/notes/agent-memory
+      alaya init ~/Documents/MyObsidianVault     # adopt a vault you already keep
     """
     target = path or obj.vault_path  # type: ignore[attr-defined]
     result = init_vault(target, commit=not no_commit)
     if as_json:
         emit_json({"vault": str(result.root), "created": list(result.created),
-                   "already_initialised": result.already, "commit": result.commit})
+                   "extended": list(result.extended), "kept": list(result.kept),
+                   "adopted_notes": result.adopted,
+                   "already_initialised": result.already, "commit": result.commit,
+                   "commit_error": result.commit_error})
+        if result.commit_error:
+            raise SystemExit(1)
         return
     if result.already:
         echo(ok(f"{result.root} is already an alaya vault; nothing changed"))
         return
+    if result.adopted:
+        echo(ok(f"Adopted {result.adopted} existing notes in {result.root} (none changed)"))
     echo(ok(f"Created {len(result.created)} files in {result.root}"))
+    for rel in result.extended:
+        echo(f"  Added alaya's marked block to your {rel} (your lines are unchanged)")
+    for line in result.kept:
+        echo(f"  Kept: {line}")
     if result.commit:
-        echo(ok(f"Committed {result.commit[:8]}: init"))
+        echo(ok(f"Committed {result.commit[:8]} as alaya: init"))
+    if result.commit_error:
+        echo(fail(f"not committed: {result.commit_error}"), err=True)
+        echo("  The files are written; commit them by hand or run `alaya doctor`.", err=True)
+        raise SystemExit(1)
     echo(f"  Open {result.root} in Obsidian, or run: alaya --vault {result.root} doctor")
 
 

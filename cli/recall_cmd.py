@@ -116,7 +116,7 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
 
         title = query.query_text or ",".join(query.from_nodes)
         path, sha = save_query(vault, kind="recall", title=title[:80], query=result["query"],
-                               lines=recall_lines(result))
+                               lines=recall_lines(result, vault.load()))
         result["saved"] = {"path": path, "commit": sha}
     fmt = "json" if as_json else (fmt or "text")
     if fmt == "json":

@@ -83,10 +83,14 @@ def make_fragment(rec: NoteRecord, tier: TierResult, out: Sequence[Edge],
         flags["volatile"] = True
     if rec.stale is not None:
         flags["stale"] = rec.stale
+    # every claim superseded (or refuted) by a later card: recall ranks the card lower
+    retired = bool(rec.claims) and all(c.get("status") in ("refuted", "superseded")
+                                       for c in rec.claims)
     units = "".join(_ENC.encode({
         "note": rec.key, "kind": rec.kind, "anchor": u.anchor, "title": rec.title,
         "path": rec.path, "tier": tier.tier, "namespace": rec.namespace, "type": rec.type,
-        "tags": list(rec.tags), "when": rec.created, "valid": valid,
+        "tags": list(rec.tags), "when": rec.created, "valid": valid, "superseded": retired,
+        "speakers": rec.extra.get("speakers") or [],
         "source_sessions": list(rec.source_sessions), "snippet": u.snippet, **flags}) + "\n"
         for u in rec.units)
     return Fragment(key=key, page=page, claims=claims, n_claims=len(rec.claims), units=units)

@@ -52,30 +52,28 @@ def resolve_edges(records: Sequence[NoteRecord], resolver: LinkResolver) -> list
         if old is None or edge.weight > old.weight:
             best[k] = edge
 
-    memo: dict[str, object] = {}
-
-    def resolve(target: str):  # type: ignore[no-untyped-def]
-        if target not in memo:  # many notes link the same targets (sessions, hubs)
-            memo[target] = resolver.resolve(target).note
-        return memo[target]
+    def resolve(target: str, source: str, extras: bool):  # type: ignore[no-untyped-def]
+        # Obsidian's rules from the source note; links alaya keeps in frontmatter (relations,
+        # evidence, source sessions) also accept an id, title or alias. The resolver memoises.
+        return resolver.resolve(target, source, extras=extras).note
 
     body: list[Edge] = []
     for rec in records:
         if rec.kind not in GRAPH_KINDS:
             continue
         for rel in rec.relations:
-            hit = resolve(rel.target)
+            hit = resolve(rel.target, rec.path, rel.origin == "frontmatter")
             if hit is None or hit.kind not in GRAPH_KINDS:
                 continue
             edge = Edge(rec.key, hit.key, rel.type, rel.weight, rel.reason, rel.origin,
                         rel.type in SYMMETRIC_RELATIONS)
-            if rel.origin == "body":
+            if rel.origin in ("body", "embed"):
                 body.append(edge)
             else:
                 add(edge)
         sessions = [(s, 1.0) for s in rec.source_sessions] + list(rec.evidence_targets)
         for target, conf in sessions:
-            hit = resolve(target)
+            hit = resolve(target, rec.path, True)
             if hit is not None and hit.kind == "session":
                 add(Edge(rec.key, hit.key, "EXTRACTED_FROM", conf, "", "evidence"))
     joined = {frozenset((s, t)) for s, t, _ in best}

@@ -100,9 +100,15 @@ def _card_text(note: Note, claims: list[str], extra: list[str]) -> str:
 def _turn_units(note: Session) -> list[Unit]:
     units: list[Unit] = []
     day = note.started.date().isoformat() if note.started else None
+    from vault_engine.text.names import name_forms
+
+    romanised: dict[str, str] = {}  # 李娜 → "li na lina": an English question finds her turns
     for turn in note.turns:
         when = turn.timestamp.date().isoformat() if turn.timestamp else day
         speaker = turn.name or turn.role
+        if speaker not in romanised:
+            romanised[speaker] = " ".join(sorted(f for f in name_forms(speaker) if f.isascii())
+                                          ) if re.search(r"[\u4e00-\u9fff]", speaker) else ""
         text = plain(turn.text)
         if not text:
             continue
@@ -112,8 +118,8 @@ def _turn_units(note: Session) -> list[Unit]:
             line = f"{prefix}{speaker}: {chunk}"
             context = f"{units[-1].embed_text}\n{speaker}: {chunk}" if units else None
             units.append(Unit(anchor=turn.anchor, embed_text=line,
-                              lexical=" ".join(tokenize(line)), snippet=line[:240],
-                              context=context, timed=says_when(chunk)))
+                              lexical=" ".join(tokenize(f"{line} {romanised[speaker]}")),
+                              snippet=line[:240], context=context, timed=says_when(chunk)))
     return units
 
 
@@ -149,7 +155,11 @@ def build_record(note: Note) -> NoteRecord:
     elif isinstance(note, Tombstone):
         extra_fields = {"merged_into": note.merged_into, "reason": note.reason}
     elif isinstance(note, Session):
-        extra_fields = {"turns": len(note.turns), "channel": note.channel, "agent": note.agent}
+        from vault_engine.text.names import name_forms
+
+        speakers = {t.name for t in note.turns if t.name}
+        extra_fields = {"turns": len(note.turns), "channel": note.channel, "agent": note.agent,
+                        "speakers": sorted({f for n in speakers for f in name_forms(n)})}
     return NoteRecord(
         path=note.path, checksum=note.checksum, key=note.id or f"path:{note.path}",
         id=note.id, kind=note.kind, title=note.title, stem=note.stem, aliases=note.aliases,

@@ -72,9 +72,14 @@ def write_report(vault: Vault, report: LintReport, *, commit: bool = True) -> st
     def body(text: str) -> str:
         return "\n".join(x for x in text.splitlines() if not x.startswith("Last run: "))
 
-    if body(new) == body(old) and path.exists():
-        return None
     s = report.summary
+    if body(new) == body(old) and path.exists():
+        if commit:  # written earlier without --commit: commit it now, if git lacks it
+            from vault_engine.store import history
+
+            history.commit_paths(vault.root, [REPORT], f"lint: {s['errors']} error(s), "
+                                 f"{s['warnings']} warning(s)", vault.config.git_identity())
+        return None
     with vault.transaction(f"lint: {s['errors']} error(s), {s['warnings']} warning(s)",
                            commit=commit) as tx:
         if path.exists():

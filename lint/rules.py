@@ -18,6 +18,8 @@ from typing import Any
 from vault_engine.care.detection import claim_conflicts, near_duplicates
 from vault_engine.primitives import now as clock
 from vault_engine.store import blocks
+from vault_engine.store.authorship import Authorship
+from vault_engine.store.links import format_link, has_block, has_heading, link_target_for, link_to
 from vault_engine.store.model import CARD_TYPES, CLAIM_STATUSES, CORE_RELATIONS, Card, Entity, Note, Session
 from vault_engine.store.relations import FAMILIES, GENERIC, classify
 from vault_engine.store.vault import Vault, VaultIndex
@@ -56,6 +58,15 @@ class LintContext:
         return [n for n in self.index.notes if n.kind not in ("template", "archive")]
 
     @cached_property
+    def authorship(self) -> Authorship:
+        return Authorship.load(self.vault, self.index.notes)
+
+    def persons(self, note: Note) -> bool:
+        """A person's note (see vault_engine.store.authorship): lint judges their notes by
+        what Obsidian needs, not by what alaya's own cards must carry."""
+        return self.authorship.is_persons(note.path)
+
+    @cached_property
     def incoming(self) -> dict[str, int]:
         """How many other notes link to each note, provenance links left out."""
         counts: dict[str, int] = {}
@@ -65,7 +76,7 @@ class LintContext:
                 continue
             seen = set()
             for link in connections(n):
-                res = resolver.resolve(link.target) if link.target else None
+                res = resolver.resolve_link(link, n.path) if link.target else None
                 if res is not None and res.note is not None and res.note.path != n.path:
                     seen.add(res.note.path)
             for path in seen:
@@ -74,6 +85,10 @@ class LintContext:
 
 
 PROVENANCE_FIELDS = ("evidence", "source_sessions", "source", "raw")
+# Frontmatter keys whose links alaya writes and relies on: a dangling one is an error. A link
+# in any other property (a person's `related: "[[Idea]]"`) is like a body link.
+ALAYA_LINK_FIELDS = frozenset({"relations", "evidence", "source_sessions", "merged_into",
+                               "superseded_by"})
 
 
 def connections(note: Note) -> list[Any]:
@@ -133,7 +148,7 @@ def _parse_issues(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
 @rule("missing-id", "error", "a card, entity or session without an `id`")
 def _missing_id(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
     for n in ctx.live:
-        if _linkable_kinds(n) and not n.id:
+        if _linkable_kinds(n) and not n.id and not ctx.persons(n):
             yield emit("missing-id", n.path, 1, f"{n.kind} has no `id` in its frontmatter",
                        "add `id: <unique-id>` (or run `alaya new` to create cards with one)")
 
@@ -151,7 +166,8 @@ def _duplicate_id(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
 @rule("missing-title", "error", "a card or entity without a `title`")
 def _missing_title(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
     for n in ctx.live:
-        if n.kind in ("card", "entity") and not str(n.meta.get("title") or "").strip():
+        if n.kind in ("card", "entity") and not str(n.meta.get("title") or "").strip() \
+                and not ctx.persons(n):  # a person's note is titled by its file name
             yield emit("missing-title", n.path, 1, f"{n.kind} has no `title`",
                        "add `title: …` to the frontmatter")
 
@@ -169,19 +185,23 @@ def _types(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
         if not isinstance(n, Card):
             continue
         if not n.type:
-            yield emit("missing-type", n.path, 1, "card has no `type`",
-                       "add `type:` — one of " + ", ".join(CARD_TYPES))
+            if not ctx.persons(n):
+                yield emit("missing-type", n.path, 1, "card has no `type`",
+                           "add `type:` — one of " + ", ".join(CARD_TYPES))
         elif n.type not in CARD_TYPES:
             near = difflib.get_close_matches(n.type, CARD_TYPES, n=1)
+            if ctx.persons(n) and not near:
+                continue  # a person's own taxonomy (`type: book`), not a typo
             yield emit("type-mismatch", n.path, n.key_line("type"),
                        f"unknown card type {n.type!r}",
                        f"use {near[0]!r}" if near else "use one of " + ", ".join(CARD_TYPES))
 
 
-@rule("missing-source", "warning", "a card with no provenance: no source session, no evidence")
+@rule("missing-source", "warning", "a card alaya wrote that has no provenance: no source "
+      "session, no evidence (a person's notes need none)")
 def _missing_source(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
     for n in ctx.live:
-        if isinstance(n, Card) and not n.source_sessions and \
+        if isinstance(n, Card) and not ctx.persons(n) and not n.source_sessions and \
                 not any(c.evidence for c in n.claims) and not n.meta.get("source"):
             yield emit("missing-source", n.path, 1,
                        "the card says where none of it came from",
@@ -191,61 +211,84 @@ def _missing_source(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
 
 # -- links ----------------------------------------------------------------------------------
 
-@rule("broken-wikilink", "error", "a wikilink (or relation) whose target does not exist",
-      also=(("ambiguous-wikilink", "error", "a wikilink that matches several notes"),
+@rule("broken-wikilink", "error", "a link to a heading or block that does not exist, a "
+      "relation whose target does not exist, or a link that leaves the vault",
+      also=(("ambiguous-wikilink", "error", "a frontmatter link whose title or alias "
+             "matches several notes"),
+            ("unresolved-link", "warning", "a body link to a note not created yet (normal "
+             "Obsidian practice; `[lint] severity` makes it an error)"),
+            ("alaya-only-link", "warning", "a body link by alias, title or id: alaya finds "
+             "the note, Obsidian does not"),
             ("self-link", "warning", "a relation from a note to itself")))
 def _links(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
     resolver = ctx.index.resolver
     for n in ctx.index.notes:
         if n.kind == "template":
             continue
-        rel_lines = {r.link.line for r in n.relations if r.origin != "body"}
+        rel_lines = {r.link.line for r in n.relations if r.origin == "frontmatter"}
         for link in n.links:
             if n.kind == "session" and link.line > n.body_line:
                 continue  # what people said in a conversation is not an authored link
-            if not link.target:  # [[#Heading]] inside the note
-                target = n
-            else:
-                res = resolver.resolve(link.target)
-                if res.reason == "attachment":
-                    continue
-                if res.reason == "ambiguous":
-                    yield emit("ambiguous-wikilink", n.path, link.line,
-                               f"{link.raw} matches {len(res.candidates)} notes: "
-                               + ", ".join(c.path for c in res.candidates),
-                               "link by id or by path: [[" + res.candidates[0].path[:-3] + "]]")
-                    continue
-                if res.note is None:
-                    why = "points outside the vault" if res.reason == "unsafe" \
-                        else "matches no note (by path, file name, id, title or alias)"
-                    yield emit("broken-wikilink", n.path, link.line, f"{link.raw} {why}",
-                               _suggest(ctx, link.target))
-                    continue
-                target = res.note
-                if target.path == n.path and link.line in rel_lines:
-                    yield emit("self-link", n.path, link.line,
-                               f"{link.raw}: a relation from the note to itself",
-                               "remove it, or point it at the note that was meant")
-            if link.heading and _norm(link.heading) not in {_norm(h) for h in target.headings}:
+            res = resolver.resolve_link(link, n.path)
+            if res.reason == "attachment":
+                continue  # sub-paths of PDFs and images (#page=3) are not checked
+            if res.note is None:
+                yield from _unresolved(ctx, emit, n, link, res)
+                continue
+            target = res.note
+            if link.managed and res.reason in ("id", "title", "alias"):
+                yield emit("alaya-only-link", n.path, link.line,
+                           f"{link.raw}: Obsidian won't resolve this (the {res.reason} of "
+                           f"{target.path}, written by an older alaya)",
+                           f"write {link_to(target, ctx.index.resolver)} (the next introspect "
+                           "or distill rewrites the block)")
+            if link.target and target.path == n.path and link.line in rel_lines:
+                yield emit("self-link", n.path, link.line,
+                           f"{link.raw}: a relation from the note to itself",
+                           "remove it, or point it at the note that was meant")
+            if link.heading and not has_heading(target.headings, link.heading):
                 yield emit("broken-wikilink", n.path, link.line,
                            f"{link.raw}: {target.path} has no heading {link.heading!r}",
-                           "fix the heading name or drop the #part")
-            if link.block and link.block.lstrip("^") not in target.block_ids and not (
+                           "fix the heading name or drop the #part (case and punctuation "
+                           "do not matter; #A#B is heading B inside heading A)")
+            if link.block and not has_block(target.block_ids, link.block) and not (
                     isinstance(target, Session) and target.turn(link.block)):
                 yield emit("broken-wikilink", n.path, link.line,
                            f"{link.raw}: {target.path} has no block ^{link.block.lstrip('^')}",
                            "fix the block id or drop the #^part")
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.lower().split())
+def _unresolved(ctx: LintContext, emit: Emit, n: Note, link: Any, res: Any) -> Iterator[Finding]:
+    if res.reason == "unsafe":
+        yield emit("broken-wikilink", n.path, link.line, f"{link.raw} points outside the vault",
+                   "link to a note inside the vault")
+    elif res.reason == "ambiguous":
+        yield emit("ambiguous-wikilink", n.path, link.line,
+                   f"{link.raw} matches {len(res.candidates)} notes: "
+                   + ", ".join(c.path for c in res.candidates),
+                   "link by file name or path: "
+                   + link_to(res.candidates[0], ctx.index.resolver))
+    elif res.hint is not None:
+        fix = format_link(link_target_for(res.hint, ctx.index.resolver),
+                          display=link.display or link.target)
+        yield emit("alaya-only-link", n.path, link.line,
+                   f"{link.raw}: Obsidian won't resolve this (it is the {res.hint_kind} of "
+                   f"{res.hint.path})", f"write {fix}")
+    elif link.frontmatter and link.field in ALAYA_LINK_FIELDS:
+        yield emit("broken-wikilink", n.path, link.line,
+                   f"{link.raw} matches no note (by path, file name, id, title or alias)",
+                   _suggest(ctx, link.target))
+    else:
+        yield emit("unresolved-link", n.path, link.line,
+                   f"{link.raw}: no note {link.target!r} yet", _suggest(ctx, link.target))
 
 
 def _suggest(ctx: LintContext, target: str) -> str:
     names = {n.title: n for n in ctx.live if n.title} | {n.stem: n for n in ctx.live}
     near = difflib.get_close_matches(target, list(names), n=1, cutoff=0.75)
     if near:
-        return f"did you mean [[{near[0]}]]? Otherwise create the note or remove the link"
+        return (f"did you mean {link_to(names[near[0]], ctx.index.resolver)}? Otherwise create "
+                "the note or remove the link")
     return "create the note, or fix or remove the link"
 
 
@@ -263,7 +306,7 @@ def _unknown_relation(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
     known = set(CORE_RELATIONS) | GENERIC | {x for f, b in FAMILIES.values() for x in f | b}
     for n in ctx.live:
         for r in n.relations:
-            if r.origin == "body" or r.type in known:
+            if r.origin in ("body", "embed") or r.type in known:
                 continue
             yield emit("unknown-relation", n.path, r.line or r.link.line,
                        f"relation type {r.type!r} is not a known type",
@@ -316,7 +359,7 @@ def _supersedes_cycle(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
         for r in n.relations:
             if r.type not in ("SUPERSEDES", "SUPERSEDED_BY"):
                 continue
-            res = resolver.resolve(r.target)
+            res = resolver.resolve_link(r.link, n.path)
             if res.note is None:
                 continue
             a, b = (n.path, res.note.path) if r.type == "SUPERSEDES" else (res.note.path, n.path)

@@ -59,3 +59,36 @@ def git_show_files(path: Path, rev: str = "HEAD") -> list[str]:
 
     repo = git.Repo(path)
     return sorted(repo.git.show("--name-only", "--format=", rev).splitlines())
+
+
+PERSON = ("Ann Person", "ann@example.org")
+
+
+def commit_as_person(path: Path, message: str = "my notes", who: tuple[str, str] = PERSON) -> str:
+    """Commit every file in the working tree as a person would (not as alaya): alaya never
+    commits a person's untracked note under its own name, so fixtures that hand-write notes
+    commit them first, like the person who wrote them."""
+    import git
+
+    repo = git.Repo(path)
+    repo.git.add("-A")
+    env = {"GIT_AUTHOR_NAME": who[0], "GIT_AUTHOR_EMAIL": who[1],
+           "GIT_COMMITTER_NAME": who[0], "GIT_COMMITTER_EMAIL": who[1]}
+    with repo.git.custom_environment(**env):
+        repo.git.commit("-q", "--allow-empty", "-m", message)
+    return str(repo.head.commit.hexsha)
+
+
+def commit_as_alaya(path: Path, message: str = "distill: earlier cards") -> str:
+    """Commit every file as alaya did (its author and trailer): notes a test writes by hand
+    to stand for cards alaya distilled earlier, which maintenance may change."""
+    import git
+
+    repo = git.Repo(path)
+    repo.git.add("-A")
+    env = {"GIT_AUTHOR_NAME": "alaya", "GIT_AUTHOR_EMAIL": "alaya@localhost",
+           "GIT_COMMITTER_NAME": "alaya", "GIT_COMMITTER_EMAIL": "alaya@localhost"}
+    with repo.git.custom_environment(**env):
+        repo.git.commit("-q", "--allow-empty", "-m",
+                        f"{message}\n\nAlaya-Command: distill\nAlaya-Agent: none")
+    return str(repo.head.commit.hexsha)

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from cli.main import cli
 
+from .conftest import commit_as_person
 from .test_recall import graph_vault  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,6 +150,7 @@ def test_two_agents_writing_the_same_card_at_once_lose_nothing(graph_vault: Path
     lock queues them, the checksum guard re-applies each edit, every relation survives."""
     import subprocess
 
+    commit_as_person(graph_vault)  # the person's notes are in git before agents link them
     targets = ["Config change", "Bad merge", "Gateway", "Postmortem"]
     procs = []
     for i, target in enumerate(targets * 2):

@@ -93,9 +93,14 @@ def test_distill_is_idempotent_and_updates_instead_of_duplicating(ingested: Path
                                                                   tmp_path: Path) -> None:
     assert run(ingested, "distill").exit_code == 0
     first = {c.title for c in cards(ingested)}
+    import git
+
+    head = git.Repo(ingested).head.commit.hexsha
     again = run(ingested, "distill", "--all", "--json")
     created = [c for o in json.loads(again.output)["sessions"] for c in o["created"]]
     assert created == [] and {c.title for c in cards(ingested)} == first
+    # nothing learnt, nothing committed: not even the sessions' distilled marks (issue 14)
+    assert git.Repo(ingested).head.commit.hexsha == head
     # a new session repeating a known preference adds evidence to the existing card
     repeat = {"id": "session-20260410-080000", "timestamp": 1775808000000, "turns": [
         {"role": "user", "name": "Alice",
@@ -289,15 +294,18 @@ def test_import_an_obsidian_vault(vault_path: Path, tmp_path: Path) -> None:
     report = json.loads(result.output)
     assert sorted(report["imported"]) == ["cards/imported/Home.md",
                                           "cards/imported/projects/Roadmap.md"]
-    assert report["attachments"] == ["attachments/projects/diagram.png"]
+    # attachments keep their place beside the notes, so links to them still resolve (issue 14)
+    assert report["attachments"] == ["cards/imported/projects/diagram.png"]
     assert report["skipped"][0].startswith("broken.md:2")
     roadmap = (vault_path / "cards/imported/projects/Roadmap.md").read_text("utf-8")
     assert roadmap.startswith("---\ntags: [plan]\ncustom: 1.5  # mine\n")  # kept byte for byte
     index = Vault.open(vault_path).load()
     home = index.find("Home")
-    assert isinstance(home, Card) and home.type == "note" and home.id
+    assert isinstance(home, Card) and home.type is None and home.id  # no type invented
+    assert "created" not in home.meta  # the source is not in git: no date invented
     assert index.resolver.resolve("Roadmap").note is not None
-    assert [r.type for r in home.relations] == ["RELATES_TO"]
+    assert [r.type for r in home.relations] == ["RELATES_TO", "EMBEDS"]
+    assert index.resolver.resolve("diagram.png", home.path).reason == "attachment"
     again = json.loads(run(vault_path, "import", str(src), "--json").output)
     assert again["imported"] == [] and len(again["skipped"]) == 3
 

@@ -64,21 +64,33 @@ def _notes() -> list:
 
 
 def test_resolution_order_and_ambiguity() -> None:
+    """Obsidian's rules for links (issue 14: aliases, titles and ids are not link targets in
+    a body; they are hints for lint and work where an agent names a note, `lookup`)."""
     r = LinkResolver(_notes(), attachments=["attachments/diagram.png"])
     assert r.resolve("gateway restart").note.id == "card-1"  # file name, case-insensitive
     assert r.resolve("Gateway restart.md").note.id == "card-1"
-    assert r.resolve("card-2").note.id == "card-2"  # id
-    assert r.resolve("Telegram bot").note.id == "card-2"  # title
-    assert r.resolve("restart notice").note.id == "card-1"  # alias
+    for ref, kind, note_id in (("card-2", "id", "card-2"), ("Telegram bot", "title", "card-2"),
+                               ("restart notice", "alias", "card-1"),
+                               ("gateway 中文", "alias", "ent-2")):
+        res = r.resolve(ref)
+        assert res.note is None and res.hint.id == note_id and res.hint_kind == kind, ref
+        assert r.resolve(ref, extras=True).note.id == note_id  # alaya's frontmatter links
+        assert r.lookup(ref).note.id == note_id  # where an agent names a note
     assert r.resolve("网关").note.id == "ent-2"
-    assert r.resolve("gateway 中文").note.id == "ent-2"
-    amb = r.resolve("Telegram")  # two files named Telegram.md
+    # two files named Telegram.md: the source's own folder wins, else the shortest path
+    assert r.resolve("Telegram", "cards/concept/Other.md").note.id == "card-2"
+    assert r.resolve("Telegram", "Home.md").note.id == "ent-1"
+    amb = r.lookup("Telegram")  # a bare name on the command line is asked about
     assert amb.reason == "ambiguous" and len(amb.candidates) == 2
-    assert r.resolve("entities/Telegram").note.id == "ent-1"  # a path disambiguates
+    assert r.resolve("entities/Telegram").note.id == "ent-1"  # an exact path
     assert r.resolve("concept/Telegram").note.id == "card-2"  # path suffix, as Obsidian
     assert r.resolve("diagram.png").reason == "attachment"
+    assert r.resolve("diagram").reason == "missing"  # an attachment needs its extension
     assert r.resolve("nothing").reason == "missing"
     assert r.resolve("../../etc/passwd").reason == "unsafe"
+    assert r.resolve("../Telegram", "cards/concept/sub/x.md").note.id == "card-2"  # relative
+    assert r.resolve("./Telegram", "entities/x.md").note.id == "ent-1"
+    assert r.resolve("../../../x", "cards/concept/x.md").reason == "unsafe"  # leaves the vault
 
 
 def test_vault_find_refuses_traversal_and_reports_ambiguity(awkward_vault: Path) -> None:

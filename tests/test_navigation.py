@@ -42,10 +42,10 @@ def test_traverse_neighbourhood_along_one_relation(graph_vault: Path) -> None:  
 def test_saved_traverse_and_recall_are_notes_with_links(graph_vault: Path) -> None:  # noqa: F811
     code, out = run(graph_vault, "traverse", "Bad merge", "Gateway", "--save")
     saved = graph_vault / out["saved"]["path"]
-    assert saved.parent.name == "queries" and "[[card-gateway|Gateway]]" in saved.read_text()
+    assert saved.parent.name == "queries" and "[[Gateway]]" in saved.read_text()
     assert git_log(graph_vault)[0].startswith('traverse: save "Bad merge → Gateway"')
     code, rec = run(graph_vault, "recall", "checkout outage", "--save")
-    assert "[[card-outage|Outage]]" in (graph_vault / rec["saved"]["path"]).read_text()
+    assert "[[Outage]]" in (graph_vault / rec["saved"]["path"]).read_text()
 
 
 def test_schema_status_export(graph_vault: Path, tmp_path: Path) -> None:  # noqa: F811

@@ -181,7 +181,8 @@ def test_a_list_question_gives_each_session_a_slot(vault_path: Path, question: s
     def order(diversify: bool) -> list[frozenset[str]]:
         nodes = recall(vault.state_dir, RecallQuery(text=question, top_k=4, mode="bm25",
                                                     expand=False),
-                       embedder=None, settings=RecallSettings(diversify=diversify),
+                       embedder=None,  # MMR off: the effect of session diversity alone
+                       settings=RecallSettings(diversify=diversify, mmr_lambda=1.0),
                        telemetry=False)["nodes"]
         return [frozenset([n["id"]] if n["kind"] == "session" else n["source_sessions"])
                 for n in nodes]

@@ -7,6 +7,7 @@ fatal. Secrets never live here: API keys come only from environment variables.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import tomllib
 from collections.abc import Mapping
@@ -24,10 +25,12 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "max_note_bytes": 10_000_000,  # larger .md files are reported and skipped
         "lock_timeout_s": 30.0,
         "review": False,  # agents' writes go to the proposal branch (vault_engine/collab/review.py)
+        "timezone": "",  # IANA zone for dates said in sessions and shown to people; "": the system's
     },
     "git": {
         "commit": True,  # false: mutating commands behave as with --no-commit
-        "author_name": "alaya",  # used only when git has no user.name/user.email
+        "author": "",  # "Name <email>" of alaya's commits; empty: author_name <author_email>
+        "author_name": "alaya",  # author of alaya's commits (the user stays the committer)
         "author_email": "alaya@localhost",
     },
     "embedding": {
@@ -109,6 +112,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "severity": {},  # rule code → "error" | "warning"
         "stale_days": 180,
         "low_confidence": 0.5,
+        "write_report": False,  # `alaya lint` regenerates reports/lint.md (else --write-report)
+        "commit_report": False,  # … and commits it (else --commit)
     },
 }
 
@@ -127,7 +132,55 @@ class Config:
         return self.values[name]
 
     def git_identity(self) -> tuple[str, str]:
+        """(name, email) alaya's commits are authored by: `[git] author`, else author_name
+        and author_email."""
+        author = str(self.get("git", "author")).strip()
+        if author:
+            name, _, email = author.partition("<")
+            if name.strip():
+                return name.strip(), email.rstrip(">").strip() or "alaya@localhost"
         return str(self.get("git", "author_name")), str(self.get("git", "author_email"))
+
+    def timezone(self) -> dt.tzinfo:
+        """`[vault] timezone` as a zone ("" → the system's zone)."""
+        return zone_named(str(self.get("vault", "timezone") or ""),
+                          where=str(self.path.name) if self.path else CONFIG_FILE)
+
+
+def system_timezone() -> dt.tzinfo:
+    """The machine's zone: `$TZ` when it names one, else the target of /etc/localtime, else
+    the offset the C library reports (a fixed offset, no daylight-saving rules), else UTC."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    candidates = [os.environ.get("TZ", "").lstrip(":")]
+    try:
+        target = os.path.realpath("/etc/localtime")
+        if "zoneinfo/" in target:
+            candidates.append(target.split("zoneinfo/", 1)[1])
+    except OSError:
+        pass
+    for name in candidates:
+        if name:
+            try:
+                return ZoneInfo(name)
+            except (ZoneInfoNotFoundError, ValueError):
+                continue
+    local = dt.datetime.now().astimezone().tzinfo
+    return local or dt.UTC
+
+
+def zone_named(name: str, *, where: str = CONFIG_FILE) -> dt.tzinfo:
+    """An IANA zone by name ("" → the system's); a bad name is a ConfigError with the fix."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if not name.strip():
+        return system_timezone()
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"[vault] timezone = {name!r} is not a time zone", path=where,
+                          fix='use an IANA name such as timezone = "Asia/Shanghai" or "UTC", '
+                              'or "" for the system\'s') from None
 
 
 def _coerce(section: str, key: str, value: Any, default: Any, path: Path | None) -> Any:

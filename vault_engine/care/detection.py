@@ -64,6 +64,9 @@ SIMILAR = 0.6  # share of the non-value words two conflicting claims must have i
 DUPLICATE = 0.8  # Jaccard of two cards' words above which they are near-duplicates
 LIVE = ("supported",)
 MAX_POSTING = 300  # a prefix token shared by more sets than this is not probed
+# Near-duplicates compare whole bodies: a note whose rarest distinctive words are each in more
+# than 64 notes is boilerplate, not anyone's copy (10k synthetic cards: 67 s → 6.6 s)
+DUPLICATE_MAX_POSTING = 64
 
 
 @dataclass(frozen=True)
@@ -256,12 +259,35 @@ def claim_conflicts(notes: Sequence[Note]) -> list[ClaimConflict]:
 
 
 def card_tokens(card: Note) -> frozenset[str]:
+    """The words of a card's title and claims (what SIMILAR_TO and causal links compare)."""
     claims = " ".join(c.text for c in card.claims) if isinstance(card, Card) else ""
     return frozenset(tokenize(f"{card.title} {claims}"))
 
 
+def text_tokens(card: Note) -> frozenset[str]:
+    """The words of a note's full text: title, claims and body."""
+    claims = " ".join(c.text for c in card.claims) if isinstance(card, Card) else ""
+    return frozenset(tokenize(f"{card.title} {claims} {card.body}"))
+
+
+def distinctive(token_sets: Sequence[frozenset[str]]) -> list[frozenset[str]]:
+    """Each set without the words most of the notes use (in more than a quarter of them, and
+    more than 3): such words say nothing about which two notes are the same, and comparing
+    on them costs most of the time. A note made only of such words is nobody's duplicate."""
+    df: dict[str, int] = {}
+    for toks in token_sets:
+        for t in toks:
+            df[t] = df.get(t, 0) + 1
+    limit = max(3, len(token_sets) // 4)
+    common = {t for t, n in df.items() if n > limit}
+    return [toks - common for toks in token_sets]
+
+
 def near_duplicates(notes: Sequence[Note], threshold: float = DUPLICATE) -> list[Duplicate]:
+    """Cards whose full text — title, claims and body — shares ≥ `threshold` of its
+    distinctive words. (Title and claims alone made every note without claims — most of a
+    person's vault — a "duplicate" of any other note with a similar title.)"""
     cards = [n for n in notes if isinstance(n, Card)]
-    toks = [card_tokens(c) for c in cards]
+    toks = distinctive([text_tokens(c) for c in cards])
     return [Duplicate(cards[i], cards[j], round(sim, 3))
-            for i, j, sim in similar_pairs(toks, threshold)]
+            for i, j, sim in similar_pairs(toks, threshold, max_posting=DUPLICATE_MAX_POSTING)]

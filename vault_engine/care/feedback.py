@@ -49,6 +49,7 @@ class FeedbackResult:
     changed: list[str] = field(default_factory=list)
     commit: str | None = None
     message: str = ""
+    proposals: list[Any] = field(default_factory=list)  # for a person's note (review queue)
 
 
 def quality_scores(vault: Vault) -> dict[str, Quality]:
@@ -92,6 +93,17 @@ def feedback(vault: Vault, verdict: str, ref: str, *, claim: str | None = None,
 
         if note.kind == "archive":
             raise UsageError(f"{note.path} is already archived", fix="nothing to do")
+        from vault_engine.store.authorship import is_persons_note
+
+        if is_persons_note(vault, note.path):  # never archived by a tool: proposed instead
+            from vault_engine.store.proposals import Proposal
+
+            why = f"deprecated: {reason or 'no reason given'}"
+            proposal = Proposal(path=note.path, action="archive", reason=why,
+                                summary=f"archive {note.path}: {why}")
+            return FeedbackResult(verdict, key, note.path, proposals=[proposal],
+                                  message=f"{note.title} is a person's note: archiving it is "
+                                          "proposed for review (`alaya review`), not done")
         with vault.transaction(f"feedback: deprecate {note.title}"
                                + (f"\n\n{reason}" if reason else ""), commit=commit) as tx:
             rel = archive_note(tx, vault, note, f"deprecated: {reason or 'no reason given'}", now)
@@ -145,7 +157,7 @@ def _correct(vault: Vault, index: Any, note: Note, claim: str | None, text: str 
     for n in index.notes:
         if n.path == note.path or n.kind in ("template", "archive", "report", "query"):
             continue
-        if any(r.origin != "body" and index.resolver.resolve(r.target).note is note
+        if any(r.origin != "body" and index.resolver.resolve_link(r.link, n.path).note is note
                for r in n.relations):
             dependants.append(n)
     why = f"{note.id or note.title} {claim} was corrected on {now.date()}: “{old_text[:80]}” → " \

@@ -246,3 +246,15 @@ def edit(vault: Vault, ref: str, text: str) -> str | None:
 
 def as_json(items: list[Item]) -> list[dict[str, Any]]:
     return [json.loads(json.dumps(i.__dict__)) for i in items]
+
+
+def queue(vault: Vault, proposals: list[Any], message: str) -> str | None:
+    """Put maintenance's proposals for a person's notes on the proposal branch, in one
+    commit (`alaya review` shows them). Returns the commit, or None when every proposal is
+    there already. See vault_engine/store/proposals.py."""
+    from vault_engine.primitives import now
+    from vault_engine.store.proposals import apply_proposals
+
+    if not proposals:
+        return None
+    return apply_proposals(proposal_vault(vault), proposals, message, now())

@@ -187,7 +187,7 @@ def _list_conflicts(vault: Vault, conflicts: list[str]) -> str | None:
             continue
         claims = {c.id: c for c in getattr(note, "claims", ())}
         texts = " vs ".join(f"{i} “{claims[i].text}”" for i in ids if i in claims)
-        line = f"- [[{note.id or note.stem}]] {texts} (edited on two machines; found {today})"
+        line = f"- {index.link(note)} {texts} (edited on two machines; found {today})"
         if line.split(" (edited")[0] not in {x.split(" (")[0] for x in lines}:
             lines.append(line)
     new = blocks.replace_block(old, "contradictions", "\n".join(lines) + "\n",

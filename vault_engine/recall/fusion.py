@@ -17,6 +17,7 @@ from .retrieval import (
 )
 
 SESSION_TURN_WEIGHTS = (1.0, 0.5, 0.25)  # a session scores from its best three turns
+NOT_NAMED_FACTOR = 0.6  # a session the person a question names never spoke in
 
 
 @dataclass
@@ -111,6 +112,8 @@ def score_notes(index: RecallIndex, fused: dict[int, float], query: RecallQuery,
         unit = int(index.node_unit[node])
         return float(lexical_scores[unit]) / lex_top if unit >= 0 else 0.0
     dates = dates_in_query(text)
+    named = _named_speakers(index, by_node, text)
+    named_keys = {str(index.row(by_node[n][0][0]).get("note")) for n in named}
     for node, units in by_node.items():
         if node < 0:
             continue
@@ -122,6 +125,32 @@ def score_notes(index: RecallIndex, fused: dict[int, float], query: RecallQuery,
                                                        dates)
         if index.node_quality is not None:
             score *= float(index.node_quality[node])  # poor feedback: × 0.5 (seed 003 §3.2.1)
+        if named and node not in named:  # the person the question names did not speak here
+            row = index.row(units[0][0])
+            if row.get("kind") == "session" or (row.get("kind") == "card" and row.get(
+                    "source_sessions") and not set(row["source_sessions"]) & named_keys):
+                score *= NOT_NAMED_FACTOR
         hits[node] = Hit(node=node, score=score, units=units[:3],
                          cosine=cos.get(units[0][0]))
     return hits
+
+
+def _named_speakers(index: RecallIndex, by_node: dict[int, list[tuple[int, float]]],
+                    text: str) -> set[int]:
+    """Sessions in which a person the question names ("Tom 希望…", "talking to Li Na") spoke,
+    when some candidate sessions are theirs and others are not (in a two-person conversation,
+    where everyone is in every session, the name tells nothing)."""
+    import re
+
+    query = (text or "").casefold()
+    if not query:
+        return set()
+    sessions: dict[int, set[str]] = {}
+    for node, units in by_node.items():
+        row = index.row(units[0][0]) if node >= 0 else {}
+        if row.get("kind") == "session":
+            forms = set(row.get("speakers") or [])
+            sessions[node] = {f for f in forms if (re.search(rf"(?<![a-z]){re.escape(f)}(?![a-z])",
+                                                            query) if f.isascii() else f in query)}
+    with_name = {n for n, found in sessions.items() if found}
+    return with_name if len(with_name) < len(sessions) else set()

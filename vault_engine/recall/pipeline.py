@@ -27,7 +27,7 @@ from .index import open_index
 from .intent import query_intent
 from .present import explorable_relations, flag_warnings, node_json
 from .query import RecallQuery, RecallSettings
-from .ranking import diversify, rank
+from .ranking import POOL, SEEDS, diversify, rank, wants_current
 from .rerank import rerank_order
 from .retrieval import (
     blend_context,
@@ -73,7 +73,8 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
                 warnings.append(f"embedder unavailable ({exc.message}): answered from BM25 "
                                 "and the graph only")
     depth = settings.depth if query.depth is None else query.depth
-    k_search = max(200, top_k * 20)
+    # the same search depth for every --top-k up to POOL: the first results never move
+    k_search = 200 if top_k <= POOL else top_k * 20
     rankings: list[list[tuple[int, float]]] = []
     cos: dict[int, float] = {}
     if qvec is not None:
@@ -109,16 +110,17 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
             seeds.append(Hit(node=node, score=1.0, cosine=None))
         hits = {} if not text else hits
         depth = max(depth, 1)
-    else:
-        seeds = sorted(hits.values(), key=lambda h: -h.score)[:top_k]
+    else:  # a fixed number of seeds: the order must not depend on how many are shown
+        seeds = sorted(hits.values(), key=lambda h: (-h.score, h.node))[:SEEDS]
     wanted = tuple(query.relations)
     if query.expand and depth > 0 and seeds:
         expand(index, seeds, hits, wanted, depth, settings, query, namespaces,
                exclude_seeds=bool(query.from_nodes))
 
     rerank = reranker is not None and bool(text) and not wanted
-    pool = max(top_k, reranker.top_n) if rerank else top_k
-    ranked = rank(index, hits, qvec, wanted, pool, settings, listing=intent.listing)
+    shown = max(top_k, reranker.top_n) if rerank else top_k  # the reranker sees top_n
+    ranked = rank(index, hits, qvec, wanted, shown, settings, current=wants_current(text),
+                  listing=intent.listing)
     nodes = [node_json(index, h) for h in ranked]
     reranked_by = None
     if rerank and len(nodes) > 1:

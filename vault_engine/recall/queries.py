@@ -10,7 +10,7 @@ from vault_engine.store.cards import now_utc
 from vault_engine.store.frontmatter import new_note_text
 from vault_engine.store.ids import new_id, safe_filename
 from vault_engine.store.links import format_link
-from vault_engine.store.vault import Vault
+from vault_engine.store.vault import Vault, VaultIndex
 
 
 def save_query(vault: Vault, *, kind: str, title: str, query: Mapping[str, Any],
@@ -33,22 +33,34 @@ def save_query(vault: Vault, *, kind: str, title: str, query: Mapping[str, Any],
     return rel, tx.sha
 
 
-def recall_lines(result: Mapping[str, Any]) -> list[str]:
+def node_link(index: VaultIndex | None, key: str, title: str, anchor: str | None = None) -> str:
+    """A wikilink Obsidian opens for the node `key` (an id or `path:…`): the note's file name
+    (or shortest unambiguous path) with its title as display text."""
+    if index is not None and index.by_key(key) is not None:
+        return index.link(key, anchor=anchor)
+    target = key[5:].rsplit("/", 1)[-1].removesuffix(".md") if key.startswith("path:") else key
+    return format_link(target, display=title, anchor=anchor)
+
+
+def recall_lines(result: Mapping[str, Any], index: VaultIndex | None = None) -> list[str]:
     out = []
     for i, n in enumerate(result["nodes"], 1):
         anchor = f"^{n['anchors'][0]}" if n.get("anchors") else None
-        link = format_link(n["id"], display=n["title"], anchor=anchor)
-        how = f", via {n['matched_rel']} from [[{n['via']}]]" if n.get("matched_rel") else ""
+        link = node_link(index, n["id"], n["title"], anchor)
+        via = n.get("via")
+        how = (f", via {n['matched_rel']} from {node_link(index, via, via)}"
+               if n.get("matched_rel") and via else "")
         out.append(f"{i}. {link} (score {n['score']}, h {n['h_distance']}{how})")
     return out
 
 
-def path_lines(result: Mapping[str, Any]) -> list[str]:
+def path_lines(result: Mapping[str, Any], index: VaultIndex | None = None) -> list[str]:
     out = []
     for i, path in enumerate(result["paths"], 1):
-        hops = [format_link(path["steps"][0]["source"], display=path["steps"][0]["source_title"])]
+        first = path["steps"][0]
+        hops = [node_link(index, first["source"], first["source_title"])]
         for s in path["steps"]:
             arrow = f"←{s['rel']}—" if s["reverse"] else f"—{s['rel']}→"
-            hops.append(f"{arrow} {format_link(s['target'], display=s['target_title'])}")
+            hops.append(f"{arrow} {node_link(index, s['target'], s['target_title'])}")
         out.append(f"{i}. (score {path['score']}) " + " ".join(hops))
     return out

@@ -136,18 +136,28 @@ _DATE_IN_QUERY = (
     r"(?:\s+(\d{1,2})(?:st|nd|rd|th)?)?(?:,?\s+(\d{4}))?\b|\b(\d{4})-(\d{2})(?:-(\d{2}))?\b")
 
 
+_ZH_DATE_IN_QUERY = r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(?:(\d{1,2})\s*[日号]|份)?"
+
+
 @cache
-def _date_re() -> re.Pattern[str]:
-    return re.compile(_DATE_IN_QUERY)
+def _date_res() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return re.compile(_ZH_DATE_IN_QUERY), re.compile(_DATE_IN_QUERY)
 
 
 def dates_in_query(text: str) -> list[tuple[int | None, int, int | None]]:
-    """(year, month, day) the query names ("in May 2023", "on 8 May", "2023-05-08")."""
+    """(year, month, day) the query names ("in May 2023", "on 8 May", "2023-05-08",
+    "4 月 29 日", "2026年5月", "五月份" is not read)."""
     folded = (text or "").casefold()
     if not any(c.isdigit() for c in folded) and not any(m[:3] in folded for m in _MONTHS):
-        return []  # nothing a date could be made of: the pattern is not even compiled
+        return []  # nothing a date could be made of: the patterns are not even compiled
+    zh_re, date_re = _date_res()
     out = []
-    for m in _date_re().finditer(text or ""):
+    for m in zh_re.finditer(text or ""):
+        month = int(m.group(2))
+        if 1 <= month <= 12 and (m.group(3) or m.group(1) or m.group(0).endswith("份")):
+            out.append((int(m.group(1)) if m.group(1) else None, month,
+                        int(m.group(3)) if m.group(3) else None))
+    for m in date_re.finditer(text or ""):
         if m.group(2):
             month = [x[:3] for x in _MONTHS].index(m.group(2).lower()[:3]) + 1
             if m.group(2).lower() == "may" and not (m.group(1) or m.group(3) or m.group(4)):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,19 +11,41 @@ from .fusion import Hit
 from .index import RecallIndex
 from .query import RecallSettings
 
+SEEDS = 10  # graph expansion starts from the best 10 hits, whatever --top-k asks
+POOL = 30  # ordering and MMR work on the best 30 candidates (more when --top-k asks more)
+SUPERSEDED_FACTOR = 0.6  # a card every claim of which a later card superseded
+CURRENT_FACTOR = 0.35  # … when the question asks for the current value ("现在…", "currently")
+_CURRENT_RE = re.compile(r"(?i)现在|目前|当前|如今|最新|眼下|\bcurrent(?:ly)?\b|\bnow\b|\blatest\b"
+                         r"|\bthese\s+days\b|\bat\s+the\s+moment\b|\bas\s+of\s+today\b")
+
+
+def wants_current(text: str) -> bool:
+    """Does the question ask for the value that holds now ("现在…是多少", "currently")?"""
+    return bool(_CURRENT_RE.search(text or ""))
+
 
 def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[str],
-         top_k: int, settings: RecallSettings, *, listing: bool = False) -> list[Hit]:
+         top_k: int, settings: RecallSettings, *, current: bool = False,
+         listing: bool = False) -> list[Hit]:
     """The heuristic distance h = α·concept + β·relation + γ·depth for the hits that can be
     shown, their order (by score for a search, by h when navigating relations), then MMR.
-    A search is diversified across sessions first (`diversify`)."""
+
+    The order is a function of the query alone: the first k results are the same whatever
+    `top_k` asks for (up to POOL; beyond, the pool grows with it). Cards whose every claim was
+    superseded by a later card rank lower, and much lower when the question asks for the
+    current value. A search is diversified across sessions before MMR (`diversify`)."""
     import numpy as np
 
     # heuristic distance: for every hit when navigating (it orders them), else only for the
     # candidates that can still be shown
     qv = np.asarray(qvec, dtype=np.float32) if qvec is not None else None
+    pool = max(POOL, top_k)
+    for hit in hits.values():
+        unit = hit.units[0][0] if hit.units else int(index.node_unit[hit.node])
+        if unit >= 0 and index.row(unit).get("superseded"):
+            hit.score *= CURRENT_FACTOR if current else SUPERSEDED_FACTOR
     candidates = list(hits.values()) if wanted else sorted(
-        hits.values(), key=lambda h: (-h.score, h.node))[:top_k * 3]
+        hits.values(), key=lambda h: (-h.score, h.node))[:pool]
     for hit in candidates:
         if hit.cosine is None and qv is not None:
             unit = hit.units[0][0] if hit.units else int(index.node_unit[hit.node])
@@ -43,8 +66,7 @@ def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[s
         ranked = sorted(candidates, key=lambda h: (-h.score, h.h, h.node))
         if settings.diversify:
             ranked = diversify(index, ranked, listing)
-    ranked = mmr(index, ranked, top_k, settings.mmr_lambda)
-    return ranked
+    return mmr(index, ranked, pool, settings.mmr_lambda)[:top_k]
 
 
 def sessions_of(index: RecallIndex, hit: Hit) -> frozenset[str]:
@@ -79,43 +101,34 @@ def diversify(index: RecallIndex, ranked: list[Hit], listing: bool) -> list[Hit]
 
 
 def mmr(index: RecallIndex, ranked: list[Hit], k: int, lam: float) -> list[Hit]:
-    """Maximal marginal relevance over the top candidates (vectors of each hit's best unit)."""
+    """Maximal marginal relevance over the best `k` candidates (vectors of each hit's best
+    unit), in the order it picks them: a prefix of the result does not depend on how much of
+    it is shown. Relevance comes from the position in the ranking, so MMR keeps whichever
+    order was chosen (by score for search, by heuristic distance for navigation)."""
     import numpy as np
 
-    pool = ranked[:k * 3]
-    if len(pool) <= k or lam >= 1.0:
-        return pool[:k]
-    order = {id(h): i for i, h in enumerate(pool)}
+    pool = ranked[:k]
+    if len(pool) <= 1 or lam >= 1.0:
+        return pool
     dim = 0
     vecs: list[Any] = []
     for h in pool:
         unit = h.units[0][0] if h.units else int(index.node_unit[h.node])
         v = index.unit_vector(unit) if unit >= 0 else None
-        vecs.append(v)
+        vecs.append(None if v is None else np.asarray(v, dtype=np.float32))
         dim = dim or (len(v) if v is not None else 0)
-    if not dim:
-        return pool[:k]
-    # every pair's similarity at once (one matrix product instead of a dot per pair)
     has = np.array([v is not None for v in vecs])
-    matrix = np.stack([np.asarray(v, dtype=np.float32) if v is not None
-                       else np.zeros(dim, dtype=np.float32) for v in vecs])
-    sims = matrix @ matrix.T
-    # relevance from the position in the ranking, so MMR keeps whichever order was chosen
-    # (by score for search, by heuristic distance for navigation)
+    mat = np.stack([v if v is not None else np.zeros(dim or 1, np.float32) for v in vecs])
+    sims = mat @ mat.T
     relevance = 1.0 - np.arange(len(pool)) / len(pool)
-    # max similarity to a chosen hit (0 until one with a vector is chosen, and for hits
-    # without a vector)
-    redundancy = np.full(len(pool), -np.inf, dtype=np.float32)
+    redundancy = np.zeros(len(pool), np.float32)
+    left = np.ones(len(pool), bool)
     chosen: list[int] = []
-    left = np.ones(len(pool), dtype=bool)
-    while left.any() and len(chosen) < k:
-        value = lam * relevance - (1 - lam) * np.where(np.isfinite(redundancy), redundancy, 0.0)
-        value[~left] = -np.inf
+    while left.any():
+        value = np.where(left, lam * relevance - (1 - lam) * redundancy, -np.inf)
         pick = int(np.argmax(value))
         chosen.append(pick)
         left[pick] = False
         if has[pick]:
-            redundancy = np.where(has, np.maximum(redundancy, sims[pick]), redundancy)
-            redundancy[~has] = -np.inf
-    # MMR chooses which k; they are shown in the ranking's own order
-    return sorted((pool[i] for i in chosen), key=lambda h: order[id(h)])
+            redundancy = np.maximum(redundancy, np.where(has, sims[pick], 0.0))
+    return [pool[i] for i in chosen]

@@ -36,10 +36,11 @@ def bm25_scores(index: RecallIndex, text: str) -> Any:
     """BM25 score of every unit for `text` (None when nothing in the query is indexed)."""
     import numpy as np
 
+    from vault_engine.text.glossary import expand
     from vault_engine.text.tokens import tokenize
 
     shards = index.lexical()
-    tokens = tokenize(text)
+    tokens = expand(tokenize(text))  # Chinese words ↔ English words: cross-lingual questions
     if not shards or not tokens:
         return None
     scores = np.zeros(index.n_units, dtype=np.float32)

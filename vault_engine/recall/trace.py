@@ -65,7 +65,7 @@ def trace(vault: Vault, ref: str, *, context: int = 1) -> TraceResult:
             row: dict[str, object] = {"kind": ev.kind, "source": ev.source,
                                       "confidence": ev.confidence, "resolved": False}
             if ev.link is not None:
-                res = index.resolver.resolve(ev.link.target)
+                res = index.resolver.resolve_link(ev.link, note.path)
                 target = res.note
                 if isinstance(target, Session):
                     anchor = ev.link.block
@@ -85,7 +85,7 @@ def trace(vault: Vault, ref: str, *, context: int = 1) -> TraceResult:
         claim_rows.append({"id": claim.id, "text": claim.text, "confidence": claim.confidence,
                            "status": claim.status, "evidence": evidence_rows})
     for name in getattr(note, "source_sessions", ()):
-        res = index.resolver.resolve(name)
+        res = index.resolver.resolve(name, note.path, extras=True)
         if isinstance(res.note, Session):
             sessions.setdefault(res.note.path, res.note)
         else:

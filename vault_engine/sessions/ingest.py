@@ -273,12 +273,21 @@ def _quote(text: str) -> str:
     return "\n".join("> " + line if line else ">" for line in text.splitlines() or [""])
 
 
-def render_turn(index: int, turn: TurnIn, fallback_time: dt.datetime | None) -> str:
+def shown_time(when: dt.datetime, tz: dt.tzinfo | None) -> str:
+    """A time for people, in the vault's zone (`[vault] timezone`): `2026-04-23T13:52:07+08:00`;
+    in UTC the usual `…Z`. Either reads back as the same instant."""
+    if tz is None or when.astimezone(tz).utcoffset() == dt.timedelta(0):
+        return format_datetime(when)
+    return when.astimezone(tz).replace(microsecond=0).isoformat()
+
+
+def render_turn(index: int, turn: TurnIn, fallback_time: dt.datetime | None,
+                tz: dt.tzinfo | None = None) -> str:
     when = turn.timestamp or fallback_time
     speaker = (turn.name or turn.role).replace("·", "-")
     head = f"> [!{turn.role}] t{index} · {turn.role} · {speaker}"
     if when or turn.turn_id:
-        head += f" · {format_datetime(when) if when else '-'}"
+        head += f" · {shown_time(when, tz) if when else '-'}"
     if turn.turn_id:
         head += f" · id {turn.turn_id.replace('·', '-')}"
     return f"{head}\n{_quote(turn_note_text(turn))}\n\n^t{index}\n\n"
@@ -290,8 +299,9 @@ def session_paths(session: SessionIn) -> tuple[str, str]:
     return base + ".md", base + session.raw_ext
 
 
-def render_session(session: SessionIn, note_rel: str, raw_rel: str) -> str:
-    title = f"Session {format_datetime(session.started)[:16].replace('T', ' ')}" \
+def render_session(session: SessionIn, note_rel: str, raw_rel: str,
+                   tz: dt.tzinfo | None = None) -> str:
+    title = f"Session {shown_time(session.started, tz)[:16].replace('T', ' ')}" \
         if session.started else f"Session {session.id}"
     if session.channel:
         title += f" · {session.channel}"
@@ -308,7 +318,7 @@ def render_session(session: SessionIn, note_rel: str, raw_rel: str) -> str:
     for key in ("duration_ms", "model", "tokens"):
         if key in session.metadata:
             meta[key] = session.metadata[key]
-    body = "".join(render_turn(i, t, session.started) for i, t in enumerate(session.turns, 1))
+    body = "".join(render_turn(i, t, session.started, tz) for i, t in enumerate(session.turns, 1))
     return new_note_text(meta, body)
 
 
@@ -347,7 +357,8 @@ def _plan(vault: Vault, session: SessionIn) -> tuple[IngestReport, str | None, s
     full = vault.abspath(note_rel)
     if not full.exists():
         return (IngestReport(session.id, note_rel, "created", len(session.turns),
-                             len(session.turns)), render_session(session, note_rel, raw_rel),
+                             len(session.turns)),
+                render_session(session, note_rel, raw_rel, vault.config.timezone()),
                 note_rel, raw_rel)
     old_text, _ = vault.read_text(note_rel)
     doc = NoteText.parse(old_text, path=note_rel)
@@ -365,7 +376,7 @@ def _plan(vault: Vault, session: SessionIn) -> tuple[IngestReport, str | None, s
     if len(session.turns) == len(old_turns):
         return IngestReport(session.id, note_rel, "unchanged", len(old_turns), 0), None, \
             note_rel, raw_rel
-    extra = "".join(render_turn(i, t, session.started)
+    extra = "".join(render_turn(i, t, session.started, vault.config.timezone())
                     for i, t in enumerate(session.turns[len(old_turns):], len(old_turns) + 1))
     doc.body = doc.body + ("" if doc.body.endswith("\n\n") or not doc.body else "\n") + extra
     doc.set("turns", len(session.turns))

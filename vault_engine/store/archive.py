@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from .frontmatter import NoteText
-from .links import link_to
+from .links import LinkResolver, link_to
 from .model import Note
 from .vault import Transaction, Vault
 
@@ -20,7 +20,7 @@ def _archive_path(vault: Vault, note: Note) -> str:
 
 
 def archive_note(tx: Transaction, vault: Vault, note: Note, reason: str, when: dt.datetime,
-                 merged_into: Note | None = None) -> str:
+                 merged_into: Note | None = None, resolver: LinkResolver | None = None) -> str:
     """Move a note to archive/ with why and when (a Tombstone; `restore` reverses it)."""
     doc = NoteText.parse(vault.read_text(note.path)[0], note.path)
     doc.ensure_frontmatter()
@@ -28,7 +28,8 @@ def archive_note(tx: Transaction, vault: Vault, note: Note, reason: str, when: d
     doc.frontmatter.set("archived_reason", reason)
     doc.frontmatter.set("archived_from", note.path)
     if merged_into is not None:
-        doc.frontmatter.set("merged_into", link_to(merged_into))
+        resolver = resolver if resolver is not None else vault.load().resolver
+        doc.frontmatter.set("merged_into", link_to(merged_into, resolver))
     rel = _archive_path(vault, note)
     tx.create(rel, doc.render())
     tx.delete(note.path, vault.current_checksum(note.path))

@@ -80,3 +80,12 @@ def outside_blocks(text: str) -> str:
     """The human part of a text: everything outside managed blocks (for byte comparisons)."""
     return re.sub(r"<!-- alaya:([a-z][a-z0-9_-]*):start -->.*?<!-- alaya:\1:end -->", "",
                   text, flags=re.S)
+
+
+def block_spans(text: str) -> list[tuple[int, int]]:
+    """1-based (first, last) line of every managed block's inside: the lines alaya owns."""
+    out = []
+    for m in re.finditer(r"<!-- alaya:([a-z][a-z0-9_-]*):start -->.*?<!-- alaya:\1:end -->",
+                         text, flags=re.S):
+        out.append((_line_of(text, m.start()) + 1, _line_of(text, m.end()) - 1))
+    return out

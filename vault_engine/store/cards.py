@@ -219,7 +219,7 @@ class LinkResult:
 
 
 def _item_matches(index: VaultIndex, item: Any, rel_type: str | None, target: Note,
-                  symmetric_only: bool = False) -> bool:
+                  symmetric_only: bool = False, source: str = "") -> bool:
     """Does a frontmatter relation item have `rel_type` (any if None) and point at `target`?"""
     if not isinstance(item, Mapping) or not item.get("target"):
         return False
@@ -229,14 +229,14 @@ def _item_matches(index: VaultIndex, item: Any, rel_type: str | None, target: No
     if symmetric_only and item_type not in SYMMETRIC_RELATIONS:
         return False
     ref = str(item["target"]).strip().removeprefix("[[").removesuffix("]]")
-    res = index.resolver.resolve(ref.split("|")[0].split("#")[0])
+    res = index.resolver.resolve(ref.split("|")[0].split("#")[0], source, extras=True)
     return res.note is not None and res.note.path == target.path
 
 
 def _points_to(index: VaultIndex, note: Note, rel_type: str | None, target: Note,
                symmetric_only: bool = False) -> bool:
     raw = note.meta.get("relations")
-    return any(_item_matches(index, item, rel_type, target, symmetric_only)
+    return any(_item_matches(index, item, rel_type, target, symmetric_only, note.path)
                for item in (raw if isinstance(raw, list) else []))
 
 
@@ -293,7 +293,7 @@ def unlink(vault: Vault, a: str, b: str, rel_type: str | None = None, *,
             plan.append((target, source, True))
         if not plan:
             body_links = [r for r in source.relations if r.origin != "frontmatter"
-                          and index.resolver.resolve(r.target).note is target]
+                          and index.resolver.resolve_link(r.link, source.path).note is target]
             hint = (" (a wikilink in the note's text links them: edit the text to remove it)"
                     if body_links else "")
             raise NotFoundError(f"no {rel_type or 'relation'} from {source.title!r} to "
@@ -303,10 +303,12 @@ def unlink(vault: Vault, a: str, b: str, rel_type: str | None = None, *,
         message = f"unlink: \"{source.title}\" {rel_type or 'all relations'} \"{target.title}\""
         with vault.transaction(message, commit=commit) as tx:
             for holder, other, sym_only in plan:
-                def edit(doc: NoteText, other: Note = other, sym_only: bool = sym_only) -> None:
+                def edit(doc: NoteText, other: Note = other, sym_only: bool = sym_only,
+                         holder: Note = holder) -> None:
                     doc.frontmatter.remove_items(
                         "relations",
-                        lambda item: _item_matches(index, item, rel_type, other, sym_only))
+                        lambda item: _item_matches(index, item, rel_type, other, sym_only,
+                                                   holder.path))
 
                 tx.update(holder.path, edit)
     return LinkResult(source, target, rel_type or "*", True, tx.sha, message)

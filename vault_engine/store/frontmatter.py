@@ -395,3 +395,14 @@ def iter_scalar_strings(value: Any) -> Iterable[str]:
     elif isinstance(value, list | tuple):
         for v in value:
             yield from iter_scalar_strings(v)
+
+
+def flow_claims(claims: Any) -> list[Any]:
+    """Claims as the house style renders them: each evidence item on one line (a FlowMap)."""
+    out = []
+    for c in claims:
+        c = dict(c)
+        if isinstance(c.get("evidence"), list):
+            c["evidence"] = [FlowMap(e) if isinstance(e, dict) else e for e in c["evidence"]]
+        out.append(c)
+    return out

@@ -23,7 +23,10 @@ MAX_FILENAME_BYTES = 180
 
 
 def validate_id(value: object, *, path: str | None = None, line: int | None = None) -> str:
-    """Return `value` as an id or raise `InvalidIdError` (no `/`, `\\`, `..`, spaces)."""
+    """Return `value` as an id or raise `InvalidIdError` (no `/`, `\\`, `..`, spaces). A
+    whole number is an id too (`id: 20230101` in a person's note reads as one)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        value = str(value)
     if not isinstance(value, str) or not _ID_RE.match(value) or ".." in value:
         raise InvalidIdError(
             f"invalid id {value!r}: ids are letters, digits, '-', '_' and '.', without '/', "

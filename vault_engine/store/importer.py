@@ -2,17 +2,21 @@
 (seed 000 §5.3, "memex import").
 
 Each note is copied to `cards/imported/<its relative path>`, keeping its frontmatter and text
-byte for byte; only missing keys are added (`id`, `title`, `type: note`, `created` from the
-file time). File names are kept, so its `[[wikilinks]]` still resolve (they compile to
-RELATES_TO edges). Other files (images, PDFs) go to `attachments/` under the same relative
-path. Notes already imported are skipped; a note with broken YAML is reported and skipped.
-Everything lands in one commit.
+byte for byte. A user's own `id` is kept (any unique string); only when the note has none, or
+one alaya cannot use (taken by another note, or with `/`, `..` or spaces), alaya's id goes to
+`alaya_id` beside it. `type` stays as written. `created` is never invented: it comes from
+the source's git history (the first commit of the file) or is left out. File names and
+folders are kept, and so are attachments' paths (beside the notes, under
+`cards/imported/`), so wikilinks, embeds and relative markdown links still resolve. Notes
+already imported are skipped; a note with broken YAML is reported and skipped. Everything
+lands in one commit; the notes stay a person's (vault_engine/store/authorship.py).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +24,6 @@ from vault_engine.errors import NoteParseError, UsageError
 
 from .frontmatter import NoteText
 from .ids import is_valid_id, new_id
-from .model import CARD_TYPES
 from .notes import decode_note
 from .vault import Vault
 
@@ -35,6 +38,29 @@ class ImportReport:
     commit: str | None = None
 
 
+def added_dates(source: Path) -> dict[str, dt.datetime]:
+    """When each file first entered the git history of `source` ({} when it is not in git):
+    one `git log` over the whole history, oldest commit last."""
+    proc = subprocess.run(["git", "-c", "core.quotepath=false", "log", "--diff-filter=A",
+                           "--no-renames", "--name-only", "-z", "--format=%x1e%aI%x1f"],
+                          cwd=source, capture_output=True)
+    if proc.returncode != 0:
+        return {}
+    top = subprocess.run(["git", "rev-parse", "--show-prefix"], cwd=source,
+                         capture_output=True).stdout.decode().strip()
+    out: dict[str, dt.datetime] = {}
+    for chunk in proc.stdout.decode("utf-8", "replace").split("\x1e"):
+        when, _, names = chunk.partition("\x1f")
+        if not when.strip():
+            continue
+        stamp = dt.datetime.fromisoformat(when.strip()).astimezone(dt.UTC).replace(microsecond=0)
+        for name in names.split("\x00"):
+            name = name.strip("\n")
+            if name.startswith(top):
+                out[name[len(top):]] = stamp  # later in the log = earlier in time: wins
+    return out
+
+
 def import_notes(vault: Vault, source: Path, *, commit: bool = True) -> ImportReport:
     source = Path(source).expanduser().resolve()
     if not source.is_dir():
@@ -46,6 +72,7 @@ def import_notes(vault: Vault, source: Path, *, commit: bool = True) -> ImportRe
     with vault.locked():
         index = vault.load()
         taken = index.ids()
+        added = added_dates(source)
         with vault.transaction("import", commit=commit) as tx:
             for dirpath, dirnames, filenames in os.walk(source):
                 dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
@@ -59,7 +86,7 @@ def import_notes(vault: Vault, source: Path, *, commit: bool = True) -> ImportRe
                         report.skipped.append(f"{rel}: symlink")
                         continue
                     if not name.endswith(".md"):
-                        dest = f"attachments/{rel}"
+                        dest = f"cards/imported/{rel}"
                         if not (vault.root / dest).exists():
                             tx.write_raw(dest, full.read_bytes())
                             report.attachments.append(dest)
@@ -78,19 +105,15 @@ def import_notes(vault: Vault, source: Path, *, commit: bool = True) -> ImportRe
                         report.skipped.append(f"{rel}:{exc.line or 1}: {exc.message}")
                         continue
                     data = doc.frontmatter.data
-                    if not is_valid_id(data.get("id")) or data.get("id") in taken:
-                        card_id = new_id("card", taken)
-                        doc.set("id", card_id)
-                    taken.add(str(doc.frontmatter.data["id"]))
-                    if not data.get("title"):
-                        doc.set("title", full.stem)
-                    if data.get("type") not in CARD_TYPES:
-                        if "type" in data:
-                            doc.set("source_type", data.get("type"))
-                        doc.set("type", "note")
-                    if not data.get("created"):
-                        mtime = dt.datetime.fromtimestamp(full.stat().st_mtime, dt.UTC)
-                        doc.set("created", mtime.replace(microsecond=0))
+                    own = data.get("id")
+                    if own is None or not is_valid_id(own) or str(own) in taken:
+                        alaya_id = new_id("card", taken)
+                        doc.set("id" if own is None else "alaya_id", alaya_id)
+                        taken.add(alaya_id)
+                    else:
+                        taken.add(str(own))
+                    if "created" not in data and (when := added.get(rel)):
+                        doc.set("created", when)
                     tx.create(dest, doc.render())
                     report.imported.append(dest)
             tx.message = (f"import: {len(report.imported)} notes from {source.name}"

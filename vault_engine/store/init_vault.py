@@ -1,8 +1,9 @@
-"""`alaya init`: make a vault from `vault_template/`.
+"""`alaya init`: make a vault from `vault_template/`, or adopt a folder of notes in place.
 
-Files are copied only where missing — an existing file is never overwritten — then the vault
-becomes a git repository whose first commit holds the template. On an existing vault nothing
-changes and the result says so.
+Files are copied only where missing — an existing file is never overwritten (a .gitignore,
+.gitattributes or AGENTS.md gets alaya's lines in a marked block instead) — then the folder
+becomes a git repository (or stays the one it is) and one commit, authored by alaya, holds
+alaya's files. On an existing vault nothing changes and the result says so.
 """
 
 from __future__ import annotations
@@ -43,36 +44,120 @@ def template_files() -> list[tuple[str, Path]]:
     return out
 
 
+# Files a person may already have: alaya adds its lines in a marked block, never replaces them.
+GIT_BLOCK_START = "# >>> alaya (managed by `alaya init`; edit outside this block) >>>"
+GIT_BLOCK_END = "# <<< alaya <<<"
+AGENTS_BLOCK = "agents"
+MERGED_FILES = (".gitignore", ".gitattributes", "AGENTS.md")
+
+
 @dataclass(frozen=True)
 class InitResult:
     root: Path
     created: tuple[str, ...]
     already: bool
     commit: str | None
+    extended: tuple[str, ...] = ()  # existing files that got alaya's marked block
+    kept: tuple[str, ...] = ()  # template files not added, with the reason ("path: why")
+    adopted: int = 0  # notes that were already in the folder (never touched)
+    commit_error: str | None = None  # the files are written; the commit failed
+
+
+def with_git_block(text: str, lines: str) -> str:
+    """`text` (a .gitignore or .gitattributes) with alaya's lines in its marked block."""
+    body = lines if lines.endswith("\n") else lines + "\n"
+    block = f"{GIT_BLOCK_START}\n{body}{GIT_BLOCK_END}\n"
+    start = text.find(GIT_BLOCK_START)
+    end = text.find(GIT_BLOCK_END, start + 1) if start >= 0 else -1
+    if start >= 0 and end >= 0:
+        stop = end + len(GIT_BLOCK_END)
+        stop += 1 if text[stop:stop + 1] == "\n" else 0
+        return text[:start] + block + text[stop:]
+    sep = "" if not text or text.endswith("\n") else "\n"
+    return f"{text}{sep}\n{block}" if text.strip() else block
+
+
+def _merged(rel: str, existing: str, template: str) -> str:
+    """The existing file with alaya's part added — or unchanged when it already has it (a
+    vault an earlier alaya made, whose files are the template's)."""
+    first = template.splitlines()[0] if template else ""
+    if rel == "AGENTS.md":
+        if existing.startswith(first):
+            return existing  # alaya's own AGENTS.md
+    elif GIT_BLOCK_START not in existing:
+        have = {line.strip() for line in existing.splitlines()}
+        if all(line.strip() in have for line in template.splitlines()
+               if line.strip() and not line.lstrip().startswith("#")):
+            return existing
+    if rel == "AGENTS.md":
+        from .blocks import replace_block
+
+        return replace_block(existing, AGENTS_BLOCK, template, path=rel)
+    return with_git_block(existing, template)
 
 
 def init_vault(path: Path, *, commit: bool = True) -> InitResult:
+    """Make `path` an alaya vault, or adopt the notes (and git repository) already there.
+
+    Nothing that exists is overwritten: missing template files are added; an existing
+    .gitignore, .gitattributes or AGENTS.md gets alaya's lines in a marked block at its end
+    (its own bytes stay as they were); a folder that already has Obsidian settings keeps
+    them. Only alaya's files are committed, as alaya, and never one the vault's .gitignore
+    ignores. `core.quotepath` is turned off so Chinese file names read plainly in git.
+    """
     root = Path(path).expanduser().resolve()
+    if root.exists() and not root.is_dir():
+        from vault_engine.errors import UsageError
+
+        raise UsageError(f"{root} is a file, not a folder", fix="pass a folder for the vault")
     already = (root / CONFIG_FILE).exists() and history.is_repo(root)
     root.mkdir(parents=True, exist_ok=True)
+    had_obsidian = (root / ".obsidian").is_dir()
+    adopted = sum(1 for p in root.rglob("*.md")
+                  if ".git" not in p.parts and ".alaya" not in p.parts) if not already else 0
     created: list[str] = []
+    extended: list[str] = []
+    kept: list[str] = []
     for rel, src in template_files():
         dest = root / rel
+        if rel.startswith(".obsidian/") and had_obsidian:
+            if not dest.exists():
+                kept.append(f"{rel}: this vault has its own Obsidian settings")
+            continue
         if dest.exists():
+            if rel in MERGED_FILES and dest.is_file():
+                old = dest.read_text(encoding="utf-8", errors="surrogateescape")
+                new = _merged(rel, old, src.read_text(encoding="utf-8"))
+                if new != old:
+                    atomic_write(dest, new.encode("utf-8", errors="surrogateescape"))
+                    extended.append(rel)
             continue
         atomic_write(dest, src.read_bytes())
         created.append(rel)
     was_repo = history.is_repo(root)
     history.init_repo(root)
+    history.configure_repo(root)
     from .merge import register_driver
 
     register_driver(root)  # per-machine git config; .gitattributes comes from the template
-    sha = None
-    if commit and (created or not was_repo):
+    changed = created + extended
+    ignored = set(history.ignored(root, created))
+    kept += [f"{rel}: ignored by the vault's .gitignore (written, not committed)"
+             for rel in created if rel in ignored]
+    sha = error = None
+    to_commit = [rel for rel in changed if rel not in ignored]
+    if commit and to_commit:
         config = load_config(root)
-        message = ("init: alaya vault from template" if not already
+        message = ("init: alaya vault from template" if not already and not was_repo
+                   else "init: adopt this vault" if not already
                    else "init: add missing template files")
-        message += "\n\n" + "\n".join(created)
-        sha = history.commit_paths(root, created, message, config.git_identity())
-    return InitResult(root=root, created=tuple(created), already=already and not created,
-                      commit=sha)
+        message += "\n\n" + "\n".join(to_commit)
+        from vault_engine.errors import GitError
+
+        try:
+            sha = history.commit_paths(root, to_commit, message, config.git_identity())
+        except GitError as exc:
+            error = exc.message
+    return InitResult(root=root, created=tuple(created), already=already and not changed,
+                      commit=sha, extended=tuple(extended), kept=tuple(kept), adopted=adopted,
+                      commit_error=error)

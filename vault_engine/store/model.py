@@ -49,6 +49,9 @@ class WikiLink:
     embed: bool = False
     line: int = 0  # 1-based line in the file
     field: str | None = None  # inline-field or frontmatter key the link sits under
+    kind: str = "wiki"  # "wiki" ([[…]]) | "markdown" ([text](Note.md))
+    frontmatter: bool = False  # in a frontmatter value (alaya's extras resolve there)
+    managed: bool = False  # inside a managed block alaya owns (extras resolve there too)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,7 +139,7 @@ class Note:
     checksum: str
     links: tuple[WikiLink, ...] = ()
     relations: tuple[Relation, ...] = ()
-    headings: tuple[str, ...] = ()
+    headings: tuple[tuple[int, str], ...] = ()  # (level, text) in document order
     block_ids: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()

@@ -16,7 +16,7 @@ from vault_engine.primitives import checksum, to_datetime
 
 from .frontmatter import NoteText, iter_scalar_strings
 from .ids import is_valid_id
-from .links import headings_and_blocks, links_in_text, parse_link, scan_body
+from .links import headings_and_blocks, inline_tags, links_in_text, parse_link, scan_body
 from .model import Card, Claim, Entity, Evidence, Issue, Note, Relation, Session, Tombstone, Turn, WikiLink
 
 # Folder (first path segment) → note kind.
@@ -26,6 +26,7 @@ FOLDER_KINDS = {
 }
 ROOT_KINDS = {"MEMORY.md": "memory", "persona.md": "persona", "AGENTS.md": "doc"}
 BINARY_SNIFF_BYTES = 8192
+EMBED_RELATION = "EMBEDS"  # the edge type of an embed `![[Note]]` (docs/vault-format.md)
 
 
 def kind_for_path(rel: str) -> str:
@@ -109,7 +110,7 @@ def _relations(meta: Mapping[str, Any], note_text: NoteText, issues: _Collector,
                        "a relation needs `type` and `target`",
                        "write it as {type: DEPENDS_ON, target: '[[Other note]]'}")
             continue
-        link = parse_link(str(item["target"]), line=line, field="relations")
+        link = parse_link(str(item["target"]), line=line, field="relations", frontmatter=True)
         weight = _as_float(item.get("weight"))
         extra = {k: v for k, v in item.items() if k not in ("type", "target", "weight", "reason")}
         rels.append(Relation(type=str(item["type"]).strip().upper(), target=link.target,
@@ -121,7 +122,11 @@ def _relations(meta: Mapping[str, Any], note_text: NoteText, issues: _Collector,
         rels.append(Relation(type=rel_type, target=link.target, link=link, weight=1.0,
                              origin="inline", line=link.line))
     for link in body_links:
-        if id(link) in typed_ids or not link.target or link.embed:
+        if id(link) in typed_ids or not link.target:
+            continue
+        if link.embed:  # ![[Note#section]] shows that note inside this one
+            rels.append(Relation(type=EMBED_RELATION, target=link.target, link=link,
+                                 weight=0.5, origin="embed", line=link.line))
             continue
         rels.append(Relation(type="RELATES_TO", target=link.target, link=link, weight=0.5,
                              origin="body", line=link.line))
@@ -136,7 +141,8 @@ def _evidence(raw: Any, line: int) -> tuple[Evidence, ...]:
         if not isinstance(item, Mapping):
             continue
         source = str(item.get("source") or item.get("sourceId") or "")
-        link = parse_link(source, line=line, field="evidence") if "[[" in source else None
+        link = parse_link(source, line=line, field="evidence",
+                          frontmatter=True) if "[[" in source else None
         out.append(Evidence(kind=str(item.get("kind") or "unknown"), source=source,
                             confidence=_as_float(item.get("confidence")), link=link,
                             extra={k: v for k, v in item.items()
@@ -231,13 +237,17 @@ def parse_note(rel: str, text: str, *, check: str | None = None) -> Note:
     meta = dict(fm.data)
     issues = _Collector(rel)
     kind = kind_for_path(rel)
+    if kind == "card" and not any(k in meta for k in ("id", "alaya_id", "type", "claims")):
+        kind = "note"  # a person's own note in a `cards/` folder of theirs, not an alaya card
     stem = rel.rsplit("/", 1)[-1]
     stem = stem[:-3] if stem.endswith(".md") else stem
     body_line = doc.body_line
 
     raw_id = meta.get("id")
     note_id: str | None = None
-    if raw_id is not None:
+    if is_valid_id(meta.get("alaya_id")):  # a person's own `id` kept beside alaya's
+        note_id = str(meta["alaya_id"])
+    elif raw_id is not None:
         if is_valid_id(raw_id):
             note_id = str(raw_id)
         else:
@@ -260,7 +270,7 @@ def parse_note(rel: str, text: str, *, check: str | None = None) -> Note:
     for i, item in enumerate(meta.get("relations") or [] if isinstance(meta.get("relations"), list) else []):
         if isinstance(item, Mapping) and item.get("target"):
             rel_links.append(parse_link(str(item["target"]), line=fm.item_line("relations", i) or 0,
-                                        field="relations"))
+                                        field="relations", frontmatter=True))
     claims = _claims(meta, doc, issues)
     ev_links = [ev.link for c in claims for ev in c.evidence if ev.link is not None]
     relations = _relations(meta, doc, issues, body_links, typed)
@@ -273,7 +283,7 @@ def parse_note(rel: str, text: str, *, check: str | None = None) -> Note:
         "links": tuple(fm_links + rel_links + ev_links + body_links), "relations": relations,
         "headings": tuple(headings), "block_ids": tuple(blocks),
         "aliases": _as_str_tuple(meta.get("aliases")),
-        "tags": tuple(t.lstrip("#") for t in _as_str_tuple(meta.get("tags"))),
+        "tags": _tags(meta, doc.body),
         "namespace": str(meta.get("namespace") or "shared"),
         "key_lines": {k: fm.line_of(k) or 0 for k in fm.spans},
     }
@@ -305,6 +315,20 @@ def parse_note(rel: str, text: str, *, check: str | None = None) -> Note:
     else:
         note = Note(**common, issues=tuple(issues.issues))
     return note
+
+
+def _tags(meta: Mapping[str, Any], body: str) -> tuple[str, ...]:
+    """Frontmatter `tags` (`tag` also, as Obsidian reads it), then inline `#tags` of the body."""
+    out: list[str] = []
+    for key in ("tags", "tag"):
+        for t in _as_str_tuple(meta.get(key)):
+            t = t.strip().lstrip("#")
+            if t and t not in out:
+                out.append(t)
+    for t in inline_tags(body):
+        if t not in out:
+            out.append(t)
+    return tuple(out)
 
 
 def _opt_str(value: Any) -> str | None:

@@ -90,9 +90,33 @@ class VaultIndex:
     def ids(self) -> set[str]:
         return {n.id for n in self.notes if n.id}
 
+    def by_key(self, key: str) -> Note | None:
+        """The note behind an id alaya hands out: its `id`, or `path:<vault path>` for a note
+        without one (recall, digest and traverse use these keys)."""
+        if key.startswith("path:"):
+            return self.by_path(key[5:])
+        found = self.by_id(key)
+        return found[0] if len(found) == 1 else None
+
+    def link(self, ref: Note | str, anchor: str | None = None) -> str:
+        """The wikilink alaya writes to a note or node key (`card-…`, `path:…`): its file
+        name (or shortest unambiguous path) with `|title` — one Obsidian opens. An unknown
+        key is shown as code, never as a dead link."""
+        from .links import link_to
+
+        note = ref if not isinstance(ref, str) else self.by_key(ref)
+        if note is None:
+            return f"`{ref}`"
+        return link_to(note, self.resolver, anchor=anchor)
+
     def find(self, ref: str) -> Note:
-        """A note by id, path, file name, title or alias — exactly one, or a clear error."""
+        """A note by id, `path:` key, path, file name, title or alias — exactly one, or a
+        clear error."""
         ref = ref.strip()
+        if ref.startswith("path:"):
+            hit = self.by_path(ref[5:].strip())
+            if hit is not None:
+                return hit
         if is_unsafe_target(ref):
             raise UnsafePathError(f"{ref!r} points outside the vault",
                                   fix="refer to notes by id, title or a path inside the vault")
@@ -103,7 +127,7 @@ class VaultIndex:
             raise AmbiguousError(f"id {ref!r} is used by {len(exact)} notes: "
                                  + ", ".join(n.path for n in exact),
                                  fix="give each note a unique id (see `alaya doctor`)")
-        res = self.resolver.resolve(ref[2:-2] if ref.startswith("[[") else ref)
+        res = self.resolver.lookup(ref)
         if res.note is not None:
             return res.note
         if res.reason == "ambiguous":
@@ -406,6 +430,7 @@ class Transaction:
         self.commit = commit
         self.written: list[str] = []
         self.sha: str | None = None
+        self.uncommitted: list[str] = []  # written, but not separable from a person's edits
         self._backup: dict[str, bytes | None] = {}
         self._stack = contextlib.ExitStack()
 
@@ -419,6 +444,16 @@ class Transaction:
             self._backup[rel] = full.read_bytes() if full.exists() else None
         if rel not in self.written:
             self.written.append(rel)
+
+    def changed(self) -> list[str]:
+        """The paths written so far whose bytes differ from before the transaction."""
+        out = []
+        for rel in self.written:
+            full = self.vault.abspath(rel)
+            now = full.read_bytes() if full.exists() else None
+            if now != self._backup.get(rel):
+                out.append(rel)
+        return sorted(out)
 
     def create(self, rel: str, text: str) -> str:
         self._remember(rel)
@@ -449,7 +484,8 @@ class Transaction:
                 return
             if self.commit and self.written:
                 self.sha = history.commit_paths(self.vault.root, self.written, self.message,
-                                                self.vault.config.git_identity())
+                                                self.vault.config.git_identity(),
+                                                before=self._backup, skipped=self.uncommitted)
         finally:
             self._stack.close()
 

@@ -2,9 +2,13 @@
 
 - Latin-script words: lowercased, stopwords dropped (bm25s's extended English list plus
   question words), Snowball-stemmed (PyStemmer) — "restarted", "restarts" → "restart".
-- CJK runs (Han, kana, Hangul): overlapping character bigrams, the approach of Lucene's CJK
-  analyzer; no dictionary to load, robust to words a dictionary does not know. A single CJK
-  character stands alone.
+- Chinese runs: jieba words (rjieba, `text.words`), function and question words dropped
+  (的 了 吗 什么 哪 …). Measured against overlapping character bigrams (Lucene's CJK analyzer,
+  the earlier choice) on benchmarks/zh dev: hybrid recall MRR 0.891 against 0.861 at the same
+  R@5 0.907, BM25 alone MRR 0.879 against 0.871 (docs/benchmarks.md). Bigrams match across
+  word boundaries (用户希望我用什么语言 → 望我, 我用, 么语 …) and drown the words that matter.
+  The segmenter is loaded only when a text has Chinese in it.
+- kana and Hangul runs: overlapping character bigrams. A single CJK character stands alone.
 - Numbers are kept whole ("2026", "8080").
 """
 
@@ -67,19 +71,48 @@ def _stem(word: str) -> str:
     return str(_stemmer().stemWord(word))
 
 
+# one token for the spellings of one system (vault_engine.text.entities.ALIASES, one word each)
+TOKEN_ALIASES = {"pg": "postgresql", "postgres": "postgresql", "postgresql": "postgresql",
+                 "psql": "postgresql", "k8s": "kubernetes", "kube": "kubernetes",
+                 "kubernetes": "kubernetes", "mongo": "mongodb", "golang": "go",
+                 "argocd": "argo"}
+_VERSIONED = re.compile(r"([a-z]+)(\d{1,2})")
+# function words and question words: in every question, they find nothing
+ZH_STOPWORDS = frozenset("""的 了 是 在 和 与 及 或 也 都 就 还 又 把 被 给 跟 对 从 到 向 为 以 于 而 但
+吗 呢 吧 啊 呀 哦 嗯 么 什么 怎么 怎样 为什么 哪 哪个 哪些 哪种 哪里 哪天 哪儿 几 多少 谁 如何 是否
+有没有 这 那 这个 那个 这些 那些 我 你 他 她 它 我们 你们 他们 她们 自己 一个 一下 个 些 会 能 可以
+要 得 着 过 之 其 该 等 时 现在 一些 时候""".split())
+
+
+def _cjk_tokens(run: str) -> list[str]:
+    """The words of a run of Chinese (jieba's dictionary, `text.words`), function words out;
+    kana and Hangul runs, which the dictionary does not cover, as bigrams."""
+    if len(run) == 1:
+        return [run]
+    if not re.fullmatch(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+", run):
+        return [run[i:i + 2] for i in range(len(run) - 1)]
+    from .words import han_words
+
+    return [w for w in han_words(run) if w not in ZH_STOPWORDS]
+
+
 def tokenize(text: str, *, stem: bool = True) -> list[str]:
     stop = _stopwords()
     out: list[str] = []
     for m in _WORD_RE.finditer(text.lower()):
         tok = m.group(0)
         if _is_cjk(tok[0]):
-            if len(tok) == 1:
-                out.append(tok)
-            else:
-                out.extend(tok[i:i + 2] for i in range(len(tok) - 1))
+            out.extend(_cjk_tokens(tok))
             continue
         tok = tok.replace("’", "'")
         if tok in stop:
+            continue
+        m_ver = _VERSIONED.fullmatch(tok)
+        if m_ver and m_ver.group(1) in TOKEN_ALIASES:  # pg16 → postgresql 16
+            out.extend((TOKEN_ALIASES[m_ver.group(1)], m_ver.group(2)))
+            continue
+        if tok in TOKEN_ALIASES:  # one name for one system: pg, postgres → postgresql
+            out.append(TOKEN_ALIASES[tok])
             continue
         if "'" in tok:
             tok = tok.split("'", 1)[0]

@@ -5,7 +5,7 @@ recency) or marked `contested` with a CONTRADICTS link and listed in reports/con
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from vault_engine.care.detection import ClaimConflict, claim_conflicts
@@ -13,6 +13,7 @@ from vault_engine.store import blocks
 from vault_engine.store.frontmatter import FlowMap, NoteText
 from vault_engine.store.links import link_to
 from vault_engine.store.model import Card, Note, Session
+from vault_engine.store.proposals import Proposal
 from vault_engine.store.vault import Transaction, VaultIndex
 
 from .phase import Context, PhaseResult, appender, commit_phase, flow, report_text
@@ -41,7 +42,7 @@ def source_trust(note: Note, index: VaultIndex) -> float:
         for e in c.evidence:
             if e.link is None:
                 continue
-            res = index.resolver.resolve(e.link.target)
+            res = index.resolver.resolve_link(e.link, note.path)
             if isinstance(res.note, Session) and e.link.block:
                 turn = res.note.turn(e.link.block)
                 if turn is not None:
@@ -93,6 +94,10 @@ def _judge(ctx: Context, k: ClaimConflict) -> dict[str, Any] | None:
 def phase_conflicts(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     r = PhaseResult("conflicts")
     index = ctx.index()
+
+    def ln(note: Note) -> str:
+        return link_to(note, index.resolver)
+
     live = [n for n in index.notes if n.kind not in ("template", "archive")]
     found = claim_conflicts(live)
     total = len(found)
@@ -106,8 +111,8 @@ def phase_conflicts(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
         found.remove(k)
         if not verdict["contradiction"]:
             dismissed += 1
-            r.lines.append(f"- not a contradiction (LLM): [[{k.a.note.id or k.a.note.stem}]] "
-                           f"{k.a.claim.id} / [[{k.b.note.id or k.b.note.stem}]] {k.b.claim.id}"
+            r.lines.append(f"- not a contradiction (LLM): {ln(k.a.note)} "
+                           f"{k.a.claim.id} / {ln(k.b.note)} {k.b.claim.id}"
                            f" — {str(verdict.get('reason', ''))[:120]}")
         elif verdict["keep"] in ("a", "b"):
             win, lose = (k.a, k.b) if verdict["keep"] == "a" else (k.b, k.a)
@@ -134,21 +139,30 @@ def phase_conflicts(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     if dismissed:
         r.numbers["dismissed"] = dismissed
     for k, win, lose, why in resolved:
-        r.lines.append(f"- kept [[{win.note.id or win.note.stem}]] {win.claim.id} over "
-                       f"[[{lose.note.id or lose.note.stem}]] {lose.claim.id} ({k.detail}; {why})")
+        r.lines.append(f"- kept {ln(win.note)} {win.claim.id} over "
+                       f"{ln(lose.note)} {lose.claim.id} ({k.detail}; {why})")
     for k in open_:
-        r.lines.append(f"- contested: [[{k.a.note.id or k.a.note.stem}]] {k.a.claim.id} vs "
-                       f"[[{k.b.note.id or k.b.note.stem}]] {k.b.claim.id} ({k.detail})")
+        r.lines.append(f"- contested: {ln(k.a.note)} {k.a.claim.id} vs "
+                       f"{ln(k.b.note)} {k.b.claim.id} ({k.detail})")
 
     for o in obs_confirm:
-        r.lines.append(f"- confirmed: [[{o.note.id or o.note.stem}]] {o.claim.id} by "
+        r.lines.append(f"- confirmed: {ln(o.note)} {o.claim.id} by "
                        f"{o.source} “{o.sentence[:100]}”")
     for o in obs_contra:
-        r.lines.append(f"- contradicted: [[{o.note.id or o.note.stem}]] {o.claim.id} by "
+        r.lines.append(f"- contradicted: {ln(o.note)} {o.claim.id} by "
                        f"{o.source} “{o.sentence[:100]}” ({o.detail})")
+
+    owners = ctx.owners(index)
 
     def set_status(tx: Transaction, note: Note, claim_id: str, status: str,
                    extra: dict[str, Any] | None = None) -> None:
+        if owners.is_persons(note.path):  # a person's note: proposed, never rewritten
+            item = {"claim": claim_id, "status": status, **(extra or {})}
+            if not any(p.path == note.path and dict(p.item) == item for p in r.proposals):
+                r.proposals.append(Proposal(path=note.path, action="claim-status", item=item,
+                                            summary=f"mark {ln(note)} {claim_id} {status}"))
+            return
+
         def edit(doc: NoteText) -> None:
             claims = [dict(c) for c in doc.frontmatter.data.get("claims") or []]
             for c in claims:
@@ -161,20 +175,32 @@ def phase_conflicts(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     def work(tx: Transaction) -> None:
         for _k, win, lose, why in resolved:
             set_status(tx, lose.note, lose.claim.id, "superseded",
-                       {"superseded_by": f"{link_to(win.note)} {win.claim.id}",
+                       {"superseded_by": f"{link_to(win.note, index.resolver)} {win.claim.id}",
                         "resolution": why})
         for k in open_:
             set_status(tx, k.a.note, k.a.claim.id, "contested")
             set_status(tx, k.b.note, k.b.claim.id, "contested")
-            if k.a.note.path != k.b.note.path:
-                item = FlowMap(type="CONTRADICTS", target=link_to(k.b.note), weight=1.0,
-                               reason=f"claim {k.a.claim.id} vs {k.b.claim.id}: {k.detail}")
-                tx.update(k.a.note.path, appender("relations", item))
-        confirm_claims(tx, obs_confirm, ctx.now)
+            if k.a.note.path != k.b.note.path:  # symmetric: on an end alaya owns
+                a, b = (k.a, k.b) if not owners.is_persons(k.a.note.path) else (k.b, k.a)
+                item = FlowMap(type="CONTRADICTS", target=link_to(b.note, index.resolver),
+                               weight=1.0,
+                               reason=f"claim {a.claim.id} vs {b.claim.id}: {k.detail}")
+                if owners.is_persons(a.note.path):
+                    r.proposals.append(Proposal(path=a.note.path, action="add-relation",
+                                                item=dict(item), summary=f"{ln(a.note)} "
+                                                f"CONTRADICTS {ln(b.note)}"))
+                else:
+                    tx.update(a.note.path, appender("relations", item))
+        confirm_claims(tx, [o for o in obs_confirm if not owners.is_persons(o.note.path)],
+                       ctx.now)
+        r.proposals.extend(Proposal(path=o.note.path, action="report",
+                                    summary=f"raise the confidence of {ln(o.note)} "
+                                            f"{o.claim.id}: confirmed by {o.source}")
+                           for o in obs_confirm if owners.is_persons(o.note.path))
         for o in obs_contra:
             set_status(tx, o.note, o.claim.id, "contested")
         if open_ or obs_contra:
-            _write_contradictions(tx, ctx, open_, obs_contra)
+            _write_contradictions(tx, ctx, open_, obs_contra, ln)
 
     changes = resolved or open_ or obs_confirm or obs_contra
     commit_phase(ctx, r, results, work if changes else None,
@@ -184,7 +210,8 @@ def phase_conflicts(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
 
 
 def _write_contradictions(tx: Transaction, ctx: Context, open_: Sequence[ClaimConflict],
-                          observed: Sequence[Observation] = ()) -> None:
+                          observed: Sequence[Observation] = (),
+                          ln: Callable[[Note], str] = lambda n: f"[[{n.stem}]]") -> None:
     rel = CONTRADICTIONS
     path = ctx.vault.root / rel
     old = report_text(ctx, rel, "Contradictions", (
@@ -194,13 +221,13 @@ def _write_contradictions(tx: Transaction, ctx: Context, open_: Sequence[ClaimCo
     current = blocks.read_block(old, "contradictions", rel) or ""
     lines = [x for x in current.splitlines() if x.strip()]
     for k in open_:
-        line = (f"- [[{k.a.note.id or k.a.note.stem}]] {k.a.claim.id} “{k.a.claim.text}” vs "
-                f"[[{k.b.note.id or k.b.note.stem}]] {k.b.claim.id} “{k.b.claim.text}” "
+        line = (f"- {ln(k.a.note)} {k.a.claim.id} “{k.a.claim.text}” vs "
+                f"{ln(k.b.note)} {k.b.claim.id} “{k.b.claim.text}” "
                 f"({k.detail}; found {ctx.now.date()})")
         if line.split(" (")[0] not in {x.split(" (")[0] for x in lines}:
             lines.append(line)
     for o in observed:
-        line = (f"- [[{o.note.id or o.note.stem}]] {o.claim.id} “{o.claim.text}” vs a later "
+        line = (f"- {ln(o.note)} {o.claim.id} “{o.claim.text}” vs a later "
                 f"session {o.source} “{o.sentence[:200]}” ({o.detail}; found {ctx.now.date()})")
         if line.split(" (")[0] not in {x.split(" (")[0] for x in lines}:
             lines.append(line)

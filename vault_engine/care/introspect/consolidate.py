@@ -1,7 +1,12 @@
-"""Introspect phase 2, consolidate: near-duplicate cards merged into the one with more behind it
-(claims and evidence united, relations moved over, every link re-pointed, the other archived
-with `merged_into`); SIMILAR_TO between cards in the middle band; REFERENCES from cards to the
-entities they name; CAUSED_BY across sessions; relation-type suggestions (report only)."""
+"""Introspect phase 2, consolidate: near-duplicate cards (compared on their full text) merged
+into the one with more behind it (claims and evidence united, relations moved over, links
+re-pointed where alaya owns them, the other archived with `merged_into`); SIMILAR_TO between
+cards in the middle band; REFERENCES from cards to the entities they name; CAUSED_BY across
+sessions; relation-type suggestions (report only).
+
+A person's note (vault_engine/store/authorship.py) is never merged, archived or edited here:
+what would have changed it becomes a `Proposal` (report and review queue). A symmetric
+SIMILAR_TO goes on the end alaya owns when only one end is a person's."""
 
 from __future__ import annotations
 
@@ -12,9 +17,11 @@ from typing import Any
 
 from vault_engine.care.detection import card_tokens, near_duplicates
 from vault_engine.store.archive import archive_note
+from vault_engine.store.authorship import Authorship
 from vault_engine.store.frontmatter import FlowMap, NoteText
-from vault_engine.store.links import format_link, link_to
+from vault_engine.store.links import link_target_for, link_to
 from vault_engine.store.model import CORE_RELATIONS, Card, Note
+from vault_engine.store.proposals import Proposal
 from vault_engine.store.relations import FAMILIES, GENERIC, classify
 from vault_engine.store.vault import Transaction, VaultIndex
 
@@ -68,11 +75,12 @@ def _weight_of(note: Card, incoming: dict[str, int]) -> tuple[int, int, int, str
 def phase_consolidate(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     r = PhaseResult("consolidate")
     index = ctx.index()
+    owners = ctx.owners(index)
     live = [n for n in index.notes if n.kind not in ("template", "archive")]
     incoming: dict[str, int] = {}
     for n in live:
         for lk in n.links:
-            res = index.resolver.resolve(lk.target) if lk.target else None
+            res = index.resolver.resolve_link(lk, n.path) if lk.target else None
             if res is not None and res.note is not None and res.note.path != n.path:
                 incoming[res.note.path] = incoming.get(res.note.path, 0) + 1
     dups = near_duplicates(live)
@@ -87,6 +95,14 @@ def phase_consolidate(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
         assert isinstance(a, Card) and isinstance(b, Card)
         winner, loser = (a, b) if _weight_of(a, incoming) >= _weight_of(b, incoming) else (b, a)
         merged[loser.path] = winner
+        if owners.is_persons(loser.path) or owners.is_persons(winner.path):
+            r.proposals.append(Proposal(
+                path=loser.path, action="merge", into=winner.path,
+                reason=f"merged into {winner.title} ({d.similarity:.0%} of their text shared)",
+                summary=f"merge {link_to(loser, index.resolver)} into "
+                        f"{link_to(winner, index.resolver)} ({d.similarity:.0%} of their "
+                        "text shared)"))
+            continue
         plan.append((winner, loser, d.similarity))
     # middle band: SIMILAR_TO where the two are not linked yet
     cards = [n for n in live if isinstance(n, Card) and n.path not in merged]
@@ -102,17 +118,19 @@ def phase_consolidate(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     mentions = entity_mentions(index, [c for c in cards], merged)
     causes = causal_links(index, cards, merged)
     suggestions = relation_suggestions(live)
+    similar, mentions, causes = _route(r, index, owners, similar, mentions, causes)
     r.numbers.update(duplicate_pairs=len(plan), similar_links=len(similar),
                      entity_links=len(mentions), causal_links=len(causes),
                      relation_suggestions=len(suggestions))
-    r.lines = [f"- merge [[{loser.id or loser.stem}]] into [[{w.id or w.stem}]] "
-               f"({s:.0%} of their words shared)" for w, loser, s in plan]
-    r.lines += [f"- SIMILAR_TO [[{a.id or a.stem}]] ↔ [[{b.id or b.stem}]] ({s:.0%})"
-                for a, b, s in similar]
-    r.lines += [f"- [[{c.id or c.stem}]] REFERENCES [[{e.id or e.stem}]] (mentions "
-                f"“{name}”)" for c, e, name in mentions]
-    r.lines += [f"- [[{a.id or a.stem}]] CAUSED_BY [[{b.id or b.stem}]] (across sessions: "
-                f"“{phrase}”)" for a, b, phrase in causes]
+    def ln(n: Note) -> str:
+        return link_to(n, index.resolver)
+
+    r.lines = [f"- merge {ln(loser)} into {ln(w)} ({s:.0%} of their text shared)"
+               for w, loser, s in plan]
+    r.lines += [f"- SIMILAR_TO {ln(a)} ↔ {ln(b)} ({s:.0%})" for a, b, s in similar]
+    r.lines += [f"- {ln(c)} REFERENCES {ln(e)} (mentions “{name}”)" for c, e, name in mentions]
+    r.lines += [f"- {ln(a)} CAUSED_BY {ln(b)} (across sessions: “{phrase}”)"
+                for a, b, phrase in causes]
     if suggestions:
         r.lines += ["", "Relation types:"] + [f"- {s}" for s in suggestions]
 
@@ -123,17 +141,17 @@ def phase_consolidate(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
                 [str(s) for s in winner.meta.get("source_sessions") or []]
                 + [str(s) for s in loser.meta.get("source_sessions") or []]))
             tags = list(dict.fromkeys(list(winner.tags) + list(loser.tags)))
-            have = {(rel.type, (index.resolver.resolve(rel.target).note or winner).path)
-                    for rel in winner.relations}
+            have = {(rel.type, (index.resolver.resolve_link(rel.link, winner.path).note
+                                or winner).path) for rel in winner.relations}
             extra = []
             for rel in loser.relations:
                 if rel.origin != "frontmatter":
                     continue
-                target = index.resolver.resolve(rel.target).note
+                target = index.resolver.resolve_link(rel.link, loser.path).note
                 if target is None or target.path in (winner.path, loser.path) or \
                         (rel.type, target.path) in have:
                     continue
-                item = FlowMap(type=rel.type, target=format_link(target.id or target.path[:-3]),
+                item = FlowMap(type=rel.type, target=link_to(target, index.resolver),
                                weight=rel.weight)
                 if rel.reason:
                     item["reason"] = rel.reason
@@ -157,19 +175,24 @@ def phase_consolidate(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
                 fm.set("updated", ctx.now.replace(microsecond=0))
 
             tx.update(winner.path, edit)
-            repoint_links(tx, index, loser, winner, skip=[winner.path])
+            left = repoint_links(tx, index, loser, winner, skip=[winner.path], owners=owners)
+            r.lines += [f"- {ln(n)} still links to {ln(loser)} in its text (now archived; "
+                        f"Obsidian opens the tombstone): point it at {ln(winner)}"
+                        for n in (index.by_path(p) for p in left) if n is not None]
             archive_note(tx, ctx.vault, loser, f"merged into {winner.title} "
-                         f"({sim:.0%} of their words shared)", ctx.now, merged_into=winner)
+                         f"({sim:.0%} of their text shared)", ctx.now, merged_into=winner,
+                         resolver=index.resolver)
         for a, b, sim in similar:
-            item = FlowMap(type="SIMILAR_TO", target=link_to(b), weight=round(sim, 2),
+            item = FlowMap(type="SIMILAR_TO", target=link_to(b, index.resolver),
+                           weight=round(sim, 2),
                            reason="introspect: most of their words are shared")
             tx.update(a.path, appender("relations", item))
         for card, entity, name in mentions:
-            item = FlowMap(type="REFERENCES", target=link_to(entity), weight=0.6,
+            item = FlowMap(type="REFERENCES", target=link_to(entity, index.resolver), weight=0.6,
                            reason=f"introspect: mentions {name}")
             tx.update(card.path, appender("relations", item))
         for effect, cause, phrase in causes:
-            item = FlowMap(type="CAUSED_BY", target=link_to(cause), weight=0.7,
+            item = FlowMap(type="CAUSED_BY", target=link_to(cause, index.resolver), weight=0.7,
                            reason=f"introspect: across sessions, “{phrase}”")
             tx.update(effect.path, appender("relations", item))
 
@@ -179,12 +202,47 @@ def phase_consolidate(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     return r
 
 
+def _route(r: PhaseResult, index: VaultIndex, owners: Authorship,
+           similar: list[tuple[Card, Card, float]], mentions: list[tuple[Card, Note, str]],
+           causes: list[tuple[Card, Card, str]]) -> tuple[list[Any], list[Any], list[Any]]:
+    """Keep the links alaya may write (on notes it owns); the rest become proposals. A
+    SIMILAR_TO is symmetric: stored on whichever end alaya owns."""
+    mine = lambda n: not owners.is_persons(n.path)  # noqa: E731
+
+    def propose(holder: Note, rel: str, target: Note, weight: float, reason: str) -> None:
+        item = {"type": rel, "target": link_to(target, index.resolver), "weight": weight,
+                "reason": reason}
+        r.proposals.append(Proposal(path=holder.path, action="add-relation", item=item,
+                                    summary=f"{link_to(holder, index.resolver)} {rel} "
+                                            f"{item['target']}"))
+
+    keep_similar = []
+    for a, b, sim in similar:
+        if mine(a) or mine(b):
+            keep_similar.append((a, b, sim) if mine(a) else (b, a, sim))
+        else:
+            propose(a, "SIMILAR_TO", b, round(sim, 2), "introspect: most of their words are shared")
+    def split(found: list[Any], rel: str, weight: float, why: str) -> list[Any]:
+        """Keep what lands on a note alaya owns (the first of each tuple); propose the rest."""
+        keep = []
+        for holder, target, detail in found:
+            if mine(holder):
+                keep.append((holder, target, detail))
+            else:
+                propose(holder, rel, target, weight, why.format(detail))
+        return keep
+
+    keep_mentions = split(mentions, "REFERENCES", 0.6, "introspect: mentions {}")
+    keep_causes = split(causes, "CAUSED_BY", 0.7, "introspect: across sessions, “{}”")
+    return keep_similar, keep_mentions, keep_causes
+
+
 def related_pairs(index: VaultIndex, cards: Iterable[Card]) -> set[frozenset[str]]:
     """Pairs of paths already joined by a relation of one of `cards` (either direction)."""
     linked = set()
     for c in cards:
         for rel in c.relations:
-            res = index.resolver.resolve(rel.target)
+            res = index.resolver.resolve_link(rel.link, c.path)
             if res.note is not None:
                 linked.add(frozenset({c.path, res.note.path}))
     return linked
@@ -213,7 +271,7 @@ def entity_mentions(index: VaultIndex, cards: Sequence[Card],
     for card in cards:
         if card.path in skipped:
             continue
-        linked = {n.path for n in (index.resolver.resolve(lk.target).note
+        linked = {n.path for n in (index.resolver.resolve_link(lk, card.path).note
                                    for lk in card.links if lk.target) if n is not None}
         text = " ".join([card.title] + [c.text for c in card.claims])
         seen = set()
@@ -305,7 +363,7 @@ def relation_suggestions(notes: Sequence[Note], promote_at: int = 100) -> list[s
     counts: dict[str, int] = {}
     for n in notes:
         for rel in n.relations:
-            if rel.origin != "body":
+            if rel.origin not in ("body", "embed"):
                 counts[rel.type] = counts.get(rel.type, 0) + 1
     custom = {t: c for t, c in counts.items() if t not in known}
     out = []
@@ -332,32 +390,44 @@ def relation_suggestions(notes: Sequence[Note], promote_at: int = 100) -> list[s
 
 
 def repoint_links(tx: Transaction, index: VaultIndex, old: Note, new: Note,
-                  skip: Iterable[str] = ()) -> list[str]:
-    """Every link that resolves to `old` now points at `new`: `[[new-id]]` in frontmatter,
-    `[[new-id|what it showed]]` in the text (heading and block parts kept). Returns the
-    notes changed."""
-    changed = []
+                  skip: Iterable[str] = (), owners: Authorship | None = None) -> list[str]:
+    """Every link to `old` that alaya owns now points at `new`: links in the frontmatter of
+    notes alaya wrote (`relations`, evidence, `merged_into` …) and links inside managed blocks
+    (`<!-- alaya:NAME:start -->` … `end`), written as Obsidian resolves them (file name, heading
+    and block parts kept). A link in a person's note, or in the free text of any note, is
+    never rewritten. Returns the notes that still link to `old` from text alaya does not own."""
+    from vault_engine.store.blocks import block_spans
+
+    left = []
     skip = set(skip)
-    target = new.id or new.path[:-3]
+    target = link_target_for(new, index.resolver)
     for n in index.notes:
         if n.path in skip or n.path == old.path or n.kind == "template":
             continue
-        hits = [lk for lk in n.links if lk.target and index.resolver.resolve(lk.target).note is old]
+        hits = [lk for lk in n.links
+                if lk.target and index.resolver.resolve_link(lk, n.path).note is old]
         if not hits:
             continue
+        persons = owners is not None and owners.is_persons(n.path)
         text, checksum = tx.vault.read_text(n.path)
         lines = text.split("\n")
+        owned = block_spans(text)  # 1-based line ranges inside managed blocks
+        changed = False
         for lk in hits:
             i = lk.line - 1
+            in_block = any(a <= lk.line <= b for a, b in owned)
+            in_frontmatter = lk.line < n.body_line
+            if persons or not (in_frontmatter or in_block) or lk.kind != "wiki":
+                if n.path not in left:
+                    left.append(n.path)
+                continue
             if not 0 <= i < len(lines) or lk.raw not in lines[i]:
                 continue
-            page, _, display = lk.raw[2:-2].partition("|")
-            rest = page[page.index("#"):] if "#" in page else ""
-            if lk.line < n.body_line:
-                lines[i] = lines[i].replace(lk.raw, f"[[{target}{rest}]]")
-            else:
-                shown = display or page.split("#", 1)[0]
-                lines[i] = lines[i].replace(lk.raw, f"[[{target}{rest}|{shown}]]")
-        tx.write(n.path, "\n".join(lines), checksum)
-        changed.append(n.path)
-    return changed
+            anchor = ("#^" + lk.block) if lk.block else ("#" + lk.heading if lk.heading else "")
+            shown = lk.display or (None if in_frontmatter else lk.target)
+            link = f"[[{target}{anchor}" + (f"|{shown}" if shown and shown != target else "") + "]]"
+            lines[i] = lines[i].replace(lk.raw, ("!" if lk.raw.startswith("!") else "") + link)
+            changed = True
+        if changed:
+            tx.write(n.path, "\n".join(lines), checksum)
+    return left

@@ -66,8 +66,8 @@ def phase_cooldown(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
         hist[max(0, min(4, int(t.temperature * 5)))] += 1
     r.lines = ["Temperature histogram: " + ", ".join(
         f"{i / 5:.1f}–{(i + 1) / 5:.1f}: {c}" for i, c in enumerate(hist))]
-    r.lines += [f"- ↑ [[{k}]] {before[k]} → {tiers[k].tier}" for k in up[:50]]
-    r.lines += [f"- ↓ [[{k}]] {before[k]} → {tiers[k].tier}" for k in down[:50]]
+    r.lines += [f"- ↑ {index.link(k)} {before[k]} → {tiers[k].tier}" for k in up[:50]]
+    r.lines += [f"- ↓ {index.link(k)} {before[k]} → {tiers[k].tier}" for k in down[:50]]
     r.lines.append("")
     r.lines.append("Tiers are derived data: `alaya compile` applies them to the indexes.")
     ctx.tiers = tiers  # forget reads them

@@ -83,7 +83,7 @@ def scene_members(index: VaultIndex) -> dict[str, set[str]]:
             continue
         members = set()
         for lk in n.links:
-            res = index.resolver.resolve(lk.target) if lk.target else None
+            res = index.resolver.resolve_link(lk, n.path) if lk.target else None
             if res is not None and isinstance(res.note, Card):
                 members.add(key_of(res.note))
         out[n.path] = members

@@ -15,6 +15,9 @@ category):
 - it is not pinned.
 A card whose feedback quality is below 0.2 over 5 or more verdicts is forgotten too (seed 003
 §3.3.1, step 1).
+
+A person's note (vault_engine/store/authorship.py) is never archived: it is proposed for
+archiving, in the report and the review queue.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ import datetime as dt
 
 from vault_engine.care.tiers import assign_tiers
 from vault_engine.store.archive import archive_note
+from vault_engine.store.links import link_to
 from vault_engine.store.model import Card, Note
+from vault_engine.store.proposals import Proposal
 from vault_engine.store.vault import Transaction, VaultIndex
 
 from .cooldown import current_manifest, tier_inputs
@@ -57,7 +62,7 @@ def dependants(index: VaultIndex) -> set[str]:
         if n.kind not in DEPENDANT_KINDS:
             continue
         for lk in n.links:
-            res = index.resolver.resolve(lk.target) if lk.target else None
+            res = index.resolver.resolve_link(lk, n.path) if lk.target else None
             if res is not None and res.note is not None and res.note.path != n.path:
                 out.add(res.note.path)
     return out
@@ -105,12 +110,18 @@ def phase_forget(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
                   f"{last.date()} (its kind is kept {days:.0f} days unused), recalled "
                   f"{s.access_count if s else 0} time(s), no card or entity depends on it")
         chosen.append((n, reason))
-    r.numbers.update(archived=len(chosen))
-    r.lines = [f"- [[{n.id or n.stem}]] {n.title}: {why}" for n, why in chosen]
+    owners = ctx.owners(index)
+    theirs = [(n, why) for n, why in chosen if owners.is_persons(n.path)]
+    chosen = [(n, why) for n, why in chosen if not owners.is_persons(n.path)]
+    r.proposals += [Proposal(path=n.path, action="archive", reason=why,
+                             summary=f"archive {link_to(n, index.resolver)}: {why}")
+                    for n, why in theirs]
+    r.numbers.update(archived=len(chosen), proposed=len(theirs))
+    r.lines = [f"- {link_to(n, index.resolver)}: {why}" for n, why in chosen]
 
     def work(tx: Transaction) -> None:
         for n, why in chosen:
-            archive_note(tx, ctx.vault, n, why, ctx.now)
+            archive_note(tx, ctx.vault, n, why, ctx.now, resolver=index.resolver)
 
     commit_phase(ctx, r, results, work if chosen else None, f"{len(chosen)} card(s) archived")
     return r

@@ -36,7 +36,7 @@ def _lines(gaps: list[Gap], ticked: set[str], titles: dict[str, str]) -> list[st
         for g in mine:
             box = "x" if g.topic in ticked else " "
             shown = ", ".join(f"“{q}”" for q in dict.fromkeys(g.queries))
-            where = ", ".join(titles.get(k, f"[[{k}]]") for k in g.notes)
+            where = ", ".join(titles.get(k, f"`{k}`") for k in g.notes)  # no dead link
             out.append(f"- [{box}] **{g.topic}** — {g.count} weak recall(s), last "
                        f"{g.last[:10]}: {shown}. {FIXES[cls]}{' ' + where if where else ''}.")
         out.append("")
@@ -58,7 +58,7 @@ def phase_gaps(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     current = blocks.read_block(text, "gaps", OPEN_QUESTIONS) or ""
     ticked = {m.group("topic") for line in current.splitlines()
               if (m := _TICKED_RE.match(line.strip()))}
-    titles = {n.id or f"path:{n.path}": link_to(n) for n in index.notes}
+    titles = {n.id or f"path:{n.path}": link_to(n, index.resolver) for n in index.notes}
     lines = _lines(gaps, ticked, titles)
     r.lines = [x for x in lines if x] or ["No weak recalls on any topic."]
     new = blocks.replace_block(text, "gaps", "\n".join(lines).rstrip("\n") + "\n" if lines

@@ -9,7 +9,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vault_engine.store.frontmatter import FlowMap, NoteText
+from vault_engine.store.authorship import Authorship
+from vault_engine.store.frontmatter import NoteText, flow_claims
+from vault_engine.store.proposals import Proposal
 from vault_engine.store.vault import Transaction, Vault, VaultIndex
 from vault_engine.telemetry import NoteStats
 
@@ -21,6 +23,7 @@ class PhaseResult:
     lines: list[str] = field(default_factory=list)  # the report section (markdown)
     changed: list[str] = field(default_factory=list)
     commit: str | None = None
+    proposals: list[Proposal] = field(default_factory=list)  # for a person's notes
 
 
 @dataclass
@@ -36,16 +39,14 @@ class Context:
     def index(self) -> VaultIndex:
         return self.vault.load()
 
+    def owners(self, index: VaultIndex) -> Authorship:
+        """Whose each note is: a person's note is proposed to, never rewritten."""
+        return Authorship.load(self.vault, index.notes)
+
 
 def flow(claims: Sequence[Any]) -> list[Any]:
     """Claims as the house style renders them: evidence items one line each."""
-    out = []
-    for c in claims:
-        c = dict(c)
-        if isinstance(c.get("evidence"), list):
-            c["evidence"] = [FlowMap(e) if isinstance(e, dict) else e for e in c["evidence"]]
-        out.append(c)
-    return out
+    return flow_claims(claims)
 
 
 def appender(key: str, item: Any) -> Callable[[NoteText], None]:
@@ -53,6 +54,15 @@ def appender(key: str, item: Any) -> Callable[[NoteText], None]:
         doc.ensure_frontmatter()
         doc.frontmatter.append_item(key, item)
     return edit
+
+
+def _section_body(current: PhaseResult) -> str:
+    section: list[str] = []
+    if current.numbers:
+        section += [f"- {k.replace('_', ' ')}: {v}" for k, v in current.numbers.items()]
+        section.append("")
+    section += current.lines + [p.line() for p in current.proposals]
+    return "\n".join(section).rstrip("\n")
 
 
 def _report_text(ctx: Context, results: Sequence[PhaseResult], current: PhaseResult) -> str:
@@ -63,28 +73,55 @@ def _report_text(ctx: Context, results: Sequence[PhaseResult], current: PhaseRes
         text = (f"---\nid: report-introspect-{ctx.now.date().isoformat()}\n"
                 f"title: Introspection {ctx.now.date().isoformat()}\ntype: report\n---\n"
                 f"# Introspection {ctx.now.date().isoformat()}\n\n")
-    section = [f"## {current.name} · {ctx.now.strftime('%H:%M UTC')}", ""]
-    if current.numbers:
-        section += [f"- {k.replace('_', ' ')}: {v}" for k, v in current.numbers.items()]
-        section.append("")
-    section += current.lines
-    return text.rstrip("\n") + "\n\n" + "\n".join(section).rstrip("\n") + "\n"
+    head = f"## {current.name} · {ctx.now.strftime('%H:%M UTC')}"
+    return text.rstrip("\n") + "\n\n" + f"{head}\n\n{_section_body(current)}".rstrip("\n") + "\n"
+
+
+def _already_reported(ctx: Context, current: PhaseResult) -> bool:
+    """Today's report already has this phase's section, word for word (a run with nothing
+    new to do must not write or commit anything)."""
+    path = ctx.vault.root / ctx.report_path
+    if not path.exists():
+        return False
+    text = path.read_text(encoding="utf-8")
+    marker = f"## {current.name} · "
+    body = _section_body(current)
+    for chunk in text.split("\n" + marker)[1:]:
+        rest = chunk.split("\n", 1)[1] if "\n" in chunk else ""
+        rest = rest.split("\n## ", 1)[0].strip("\n")
+        if rest == body.strip("\n"):
+            return True
+    return False
+
+
+def _says_nothing(result: PhaseResult) -> bool:
+    """No finding to report: no proposal, no list item or warning (only numbers, a
+    histogram or a score table, which the next run recomputes anyway)."""
+    return not result.proposals and not any(
+        line.lstrip().startswith(("- ", "⚠")) for line in result.lines)
 
 
 def commit_phase(ctx: Context, result: PhaseResult, results: Sequence[PhaseResult],
                   work: Callable[[Transaction], None] | None, message: str) -> None:
+    """Run the phase's writes and its report section in one commit. A phase whose writes
+    change no byte and whose section is already in today's report (or says nothing) writes
+    nothing and makes no commit."""
     if ctx.dry_run:
         return
+    if work is None and (_says_nothing(result) or _already_reported(ctx, result)):
+        return  # nothing changed, nothing found to report: no write, no commit
     with ctx.vault.transaction(f"introspect: {result.name} — {message}", commit=ctx.commit) as tx:
         if work is not None:
             work(tx)
+        changed = tx.changed()
         rel = ctx.report_path
-        text = _report_text(ctx, results, result)
-        if (ctx.vault.root / rel).exists():
-            tx.write(rel, text, ctx.vault.current_checksum(rel))
-        else:
-            tx.create(rel, text)
-        result.changed = sorted(set(tx.written))
+        if changed or not (_says_nothing(result) or _already_reported(ctx, result)):
+            text = _report_text(ctx, results, result)
+            if (ctx.vault.root / rel).exists():
+                tx.write(rel, text, ctx.vault.current_checksum(rel))
+            else:
+                tx.create(rel, text)
+        result.changed = tx.changed()
     result.commit = tx.sha
 
 

@@ -10,8 +10,9 @@ import re
 from dataclasses import dataclass
 
 from vault_engine.store import blocks
+from vault_engine.store.links import link_to
 from vault_engine.store.model import Card
-from vault_engine.store.vault import Transaction
+from vault_engine.store.vault import Transaction, VaultIndex
 from vault_engine.telemetry import NoteStats
 
 from .dreaming import HEALTH_FLOOR, RECOVERY, SHORT_TERM_DAYS, dream, health
@@ -58,6 +59,16 @@ def six_factor(stats: NoteStats, concepts: int, now: dt.datetime,
 _ENTRY_RE = re.compile(r"^- \[\[(?P<key>[^\]|#]+)(?:\|[^\]]*)?\]\].*?\(score (?P<score>[0-9.]+)\)")
 
 
+def _by_key(entries: dict[str, tuple[float, str]], index: VaultIndex) -> dict[str, tuple[float, str]]:
+    """Entries keyed by note id: an entry links by file name (`[[Redis|Redis in prod]]`), an
+    older alaya's by id (`[[card-7f3a|…]]`); both find their note."""
+    out = {}
+    for target, value in entries.items():
+        note = index.resolver.resolve(target, MEMORY, extras=True).note
+        out[note.id if note is not None and note.id else target] = value
+    return out
+
+
 def memory_entries(block: str) -> dict[str, tuple[float, str]]:
     out = {}
     for line in block.splitlines():
@@ -77,7 +88,7 @@ def phase_promote(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     path = ctx.vault.root / MEMORY
     text = path.read_text(encoding="utf-8") if path.exists() else (
         "---\nid: memory\ntitle: MEMORY\n---\n# MEMORY\n\n")
-    current = memory_entries(blocks.read_block(text, "memory", MEMORY) or "")
+    current = _by_key(memory_entries(blocks.read_block(text, "memory", MEMORY) or ""), index)
     cutoff = dt.timedelta(days=SHORT_TERM_DAYS)
     scored: list[Score] = []
     dropped = 0
@@ -122,8 +133,11 @@ def phase_promote(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
         first_claim = next((c.text for c in getattr(note, "claims", ()) if c.status ==
                             "supported"), "")
         gist = f" — {first_claim[:140]}" if first_claim and first_claim != note.title else ""
-        entries[s.key] = (s.score, f"- [[{s.key}|{note.title}]]{gist} (score {s.score:.2f})")
-    ranked = sorted(entries.items(), key=lambda kv: (-kv[1][0], kv[0]))
+        entries[s.key] = (s.score, f"- {link_to(note, index.resolver)}{gist} "
+                                   f"(score {s.score:.2f})")
+    # pinned cards are never evicted (docs/vault-format.md); then the highest score first
+    pinned = {k for k, n in by_key.items() if k in entries and isinstance(n, Card) and n.pinned}
+    ranked = sorted(entries.items(), key=lambda kv: (kv[0] not in pinned, -kv[1][0], kv[0]))
     markers = len(blocks.replace_block("", "memory", "x\n")) - 2  # the block's own markers
     room = budget - len(human) - markers
     kept, evicted = [], []
@@ -134,7 +148,13 @@ def phase_promote(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
             used += len(line) + 1
         else:
             evicted.append((key, score))
-    added = [k for k, _ in ranked if k not in current and any(k in x for x in kept)]
+    added = [k for k, (_, line) in ranked if k not in current and line in kept]
+
+    def ln(key: str, table: bool = False) -> str:  # a link Obsidian opens; `\|` in a table
+        note = by_key.get(key)
+        link = link_to(note, index.resolver) if note is not None else f"`{key}`"
+        return link.replace("|", "\\|") if table else link
+
     r.numbers.update(candidates=len(scored), past_the_gates=len(winners) - len(recovered),
                      recovered=len(recovered), promoted=len(added), in_memory=len(kept),
                      evicted=len(evicted), budget_chars=budget, human_chars=len(human),
@@ -147,16 +167,16 @@ def phase_promote(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     if recovered:
         r.lines.append(f"Memory health {memory_health:.2f} is below {HEALTH_FLOOR}: the recovery "
                        f"pass looked back {RECOVERY['days']} days and promoted "
-                       + ", ".join(f"[[{s.key}]]" for s in recovered))
-    r.lines += [f"- promoted [[{k}]]" for k in added]
-    r.lines += [f"- evicted [[{k}]] (score {s:.2f}, lowest first)" for k, s in evicted
+                       + ", ".join(ln(s.key) for s in recovered))
+    r.lines += [f"- promoted {ln(k)}" for k in added]
+    r.lines += [f"- evicted {ln(k)} (score {s:.2f}, lowest first)" for k, s in evicted
                 if k in current]
     r.lines += ["", "| card | score | frequency | relevance | diversity | recency | "
                 "consolidation | concepts | light | REM | signals | queries |",
                 "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in sorted(scored, key=lambda s: -s.score)[:30]:
         f = s.factors
-        r.lines.append(f"| [[{s.key}]] | {s.score:.2f} | {f['frequency']} | {f['relevance']} | "
+        r.lines.append(f"| {ln(s.key, table=True)} | {s.score:.2f} | {f['frequency']} | {f['relevance']} | "
                        f"{f['diversity']} | {f['recency']} | {f['consolidation']} | "
                        f"{f['concepts']} | {dreamt.light.get(s.key, 0)} | "
                        f"{dreamt.rem.get(s.key, 0)} | {s.signals} | {s.queries} |")

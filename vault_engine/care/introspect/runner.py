@@ -60,7 +60,7 @@ def phase_distill(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     pending = list(select_sessions(ctx.vault, None, False))
     r.numbers["sessions_pending"] = len(pending)
     if ctx.dry_run:
-        r.lines = [f"- would distil [[{s.id or s.stem}]]" for s in pending]
+        r.lines = [f"- would distil [[{s.stem}]]" for s in pending]
         return r
     outcomes = distill(ctx.vault, commit=ctx.commit) if pending else []
     created = sum(len(o.applied.created) for o in outcomes if o.applied)

@@ -41,7 +41,7 @@ class Observation:
 
     @property
     def source(self) -> str:
-        name = self.session.id or self.session.stem
+        name = self.session.stem  # the file name: a link Obsidian opens (ids stay in frontmatter)
         return f"[[{name}#^{self.anchor}]]" if self.anchor else f"[[{name}]]"
 
 

@@ -46,6 +46,7 @@ class Outcome:
                 "gated_turns": self.gated_turns,
                 "created": a.created if a else [], "updated": a.updated if a else [],
                 "discarded": a.discarded if a else [], "entities": a.entities if a else [],
+                "superseded": a.superseded if a else [],
                 "links": a.links if a else [], "cards": a.card_paths if a else []}
 
 
@@ -53,13 +54,14 @@ def choose_distiller(vault: Vault, name: str | None = None) -> tuple[Distiller, 
     """(primary, fallback): the LLM when configured (with rules as fallback), else rules."""
     settings = llm_settings(vault.config)
     wanted = name or settings.provider
+    rules = RulesDistiller(vault.config.timezone())
     if wanted in ("rules", "offline"):
-        return RulesDistiller(), None
+        return rules, None
     if wanted in ("llm", "openai"):
         from .llm import LLMDistiller
 
         budget = Budget(vault.state_dir, settings.daily_call_budget)
-        return LLMDistiller(ChatClient(settings), budget), RulesDistiller()
+        return LLMDistiller(ChatClient(settings), budget), rules
     raise AlayaError(f"unknown distiller {wanted!r}", fix="use rules or llm")
 
 

@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from vault_engine.store.authorship import Authorship
 from vault_engine.store.cards import ClaimSpec, NewCard, card_file, now_utc
-from vault_engine.store.frontmatter import FlowMap, NoteText
+from vault_engine.store.frontmatter import FlowMap, NoteText, format_datetime
 from vault_engine.store.ids import new_id, safe_filename
 from vault_engine.store.links import format_link, link_target_for, normalize_name
 from vault_engine.store.model import Card, Entity, Note, Session
@@ -24,6 +25,7 @@ from vault_engine.store.vault import Transaction, Vault, VaultIndex
 from vault_engine.text.tokens import tokenize
 
 from .model import CardDraft, DistillResult
+from .supersede import Supersession, find_supersessions
 
 CARD_MATCH = 0.5  # at least this token overlap with an existing card: the same card
 SIMILAR_MATCH = 0.3  # between this and CARD_MATCH: a new card linked SIMILAR_TO the old one
@@ -39,12 +41,14 @@ class Applied:
     entities: list[str] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
     card_paths: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)  # "[type] Title (why)"
 
     def message(self, distiller: str) -> str:
         head = (f"distill: {self.session} → {len(self.created)} new, {len(self.updated)} "
                 f"updated card(s), {len(self.links)} link(s) [{distiller}]")
         lines = ([f"+ {c}" for c in self.created] + [f"~ {c}" for c in self.updated]
                  + [f"= {c} (already known)" for c in self.discarded]
+                 + [f"⤳ {c} superseded" for c in self.superseded]
                  + [f"+ entity {e}" for e in self.entities] + [f"→ {link}" for link in self.links])
         return head + ("\n\n" + "\n".join(lines) if lines else "")
 
@@ -156,6 +160,19 @@ def _entity_file(index: VaultIndex, name: str, etype: str, aliases: Sequence[str
     return rel, new_note_text(values, "")
 
 
+class _Owners:
+    """Whose each card is, read from git only when a draft matches an existing card."""
+
+    def __init__(self, vault: Vault, index: Any) -> None:
+        self.vault, self.index = vault, index
+        self._owners: Authorship | None = None
+
+    def is_persons(self, rel: str) -> bool:
+        if self._owners is None:
+            self._owners = Authorship.load(self.vault, self.index.notes)
+        return self._owners.is_persons(rel)
+
+
 def apply_result(vault: Vault, session: Session, result: DistillResult, *,
                  commit: bool = True) -> tuple[Applied, Transaction | None]:
     """Write `result` for `session` in one transaction (caller holds no lock)."""
@@ -168,6 +185,7 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
         title_to_target: dict[str, str] = {}
         taken_ids: set[str] = set()
         taken_names: set[str] = set()
+        owners = _Owners(vault, index)
         # entities first: cards link to them
         entity_targets: dict[str, str] = {}
         entity_files: list[tuple[str, str]] = []
@@ -175,7 +193,7 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
         for ed in result.entities:
             if ed.type != "person" and ed.name.casefold() not in mentioned:
                 continue  # a recurring term no card is about stays out of the vault
-            res = index.resolver.resolve(ed.name)
+            res = index.resolver.lookup(ed.name)
             if res.note is not None and isinstance(res.note, Entity | Card | Note):
                 entity_targets[ed.name.casefold()] = link_target_for(res.note, index.resolver)
                 continue
@@ -187,9 +205,17 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
             entity_files.append((rel, text))
             entity_targets[ed.name.casefold()] = rel.rsplit("/", 1)[-1][:-3]
             applied.entities.append(ed.name)
+        # the latest value wins: older cards this session gives a new value for; a draft that
+        # supersedes the card it resembles is a new card, not an update of the old one
+        # … never a person's card: their text is theirs (it is linked SIMILAR_TO below)
+        superseded = [sup for sup in _supersessions(vault, index, session, result)
+                      if not owners.is_persons(sup.old.path)]
+        replaces = {(id(sup.draft), sup.old.path) for sup in superseded}
         for draft in result.cards:
             score, near = closest_card(index, draft)
-            if near is not None and score >= CARD_MATCH:
+            if near is not None and score >= CARD_MATCH and owners.is_persons(near.path):
+                score = min(score, SIMILAR_MATCH)  # a person's card is linked, never updated
+            if near is not None and score >= CARD_MATCH and (id(draft), near.path) not in replaces:
                 plan_update.append((draft, near))
                 title_to_target[draft.title.casefold()] = link_target_for(near, index.resolver)
                 continue
@@ -214,11 +240,19 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
             title_to_target[draft.title.casefold()] = rel.rsplit("/", 1)[-1][:-3]
         # links between drafts (and to existing cards by title)
         link_items: dict[str, list[FlowMap]] = {}
+        for sup in superseded:
+            src = title_to_target.get(sup.draft.title.casefold())
+            if src is None:
+                continue
+            link_items.setdefault(src, []).append(FlowMap(
+                type="SUPERSEDES", target=format_link(link_target_for(sup.old, index.resolver)),
+                weight=0.9, reason=sup.reason))
+            applied.links.append(f"{sup.draft.title} SUPERSEDES {sup.old.title}")
         for ld in result.links:
             src = title_to_target.get(ld.from_title.casefold())
             dst = title_to_target.get(ld.to_title.casefold())
             if dst is None:
-                res = index.resolver.resolve(ld.to_title)
+                res = index.resolver.lookup(ld.to_title)
                 dst = link_target_for(res.note, index.resolver) if res.note else None
             if src is None or dst is None or src == dst:
                 continue
@@ -267,10 +301,51 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
                     applied.card_paths.append(card.path)
                 else:
                     applied.discarded.append(f"[{card.type}] {card.title}")
-            tx.update(session.path, lambda doc: _mark_distilled(doc, result.distiller))
+            until = format_datetime(session.started or now_utc())
+            for sup in superseded:
+                def retire(doc: NoteText, ids: tuple[str, ...] = sup.claim_ids) -> None:
+                    _supersede_claims(doc, ids, until)
+
+                tx.update(sup.old.path, retire)
+                applied.superseded.append(f"[{sup.old.type}] {sup.old.title} ({sup.reason})")
+                if sup.old.path not in applied.card_paths:
+                    applied.card_paths.append(sup.old.path)
+            if not is_distilled(session) or applied.created or applied.updated or entity_files \
+                    or superseded:
+                # a re-distil (--all) that learnt nothing leaves the mark alone: no commit
+                # that only touches markers
+                tx.update(session.path, lambda doc: _mark_distilled(doc, result.distiller))
             message_parts.append(applied.message(result.distiller))
             tx.message = "\n".join(message_parts)
     return applied, tx
+
+
+def _supersessions(vault: Vault, index: VaultIndex, session: Session,
+                   result: DistillResult) -> list[Supersession]:
+    cards = [n for n in index.notes if isinstance(n, Card)]
+    seen_at = {n.stem: n.started for n in index.notes if isinstance(n, Session) and n.started}
+    return find_supersessions(cards, result.cards, session.started, session.stem, seen_at,
+                              vault.config.timezone())
+
+
+def _supersede_claims(doc: NoteText, ids: tuple[str, ...], until: str) -> None:
+    """The claims `ids` of a card: status superseded, valid until the new value's session."""
+    claims = doc.frontmatter.data.get("claims")
+    if not isinstance(claims, list):
+        return
+    new_claims: list[Any] = []
+    for c in claims:
+        if isinstance(c, Mapping) and str(c.get("id")) in ids and c.get("status") != "superseded":
+            c = dict(c)
+            c["status"] = "superseded"
+            c["valid_until"] = until
+        elif isinstance(c, Mapping):
+            c = dict(c)
+        if isinstance(c, dict) and isinstance(c.get("evidence"), list):
+            c["evidence"] = [FlowMap(e) if isinstance(e, Mapping) else e for e in c["evidence"]]
+        new_claims.append(c)
+    doc.set("claims", new_claims)
+    doc.set("updated", now_utc())
 
 
 def _mark_distilled(doc: NoteText, distiller: str) -> None:

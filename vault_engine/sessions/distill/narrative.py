@@ -39,7 +39,8 @@ def memory_date(card: Card, index: Any = None) -> str:
         return min(starts).date().isoformat()
     if index is not None:
         for ref in card.source_sessions:
-            note = index.resolver.resolve(str(ref).strip("[]").split("|")[0].split("#")[0]).note
+            note = index.resolver.resolve(str(ref).strip("[]").split("|")[0].split("#")[0],
+                                          card.path, extras=True).note
             if isinstance(note, Session) and note.started is not None:
                 return note.started.date().isoformat()
     return card.created.date().isoformat() if card.created else ""

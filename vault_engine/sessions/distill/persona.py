@@ -199,7 +199,7 @@ def _merge_coldest(vault: Vault, tx: Any, scenes: list[Note]) -> str:
     archived = NoteText.parse(text, path=coldest.path)
     archived.set("archived", now_utc())
     archived.set("archived_reason", "merged")
-    archived.set("merged_into", format_link(target.stem))
+    archived.set("merged_into", format_link(target.stem, display=target.title))
     tx.create("archive/" + coldest.path, archived.render())
     tx.delete(coldest.path, vault.current_checksum(coldest.path))
     return f"merged '{coldest.title}' into '{target.title}'"
@@ -211,7 +211,8 @@ def _members(index: VaultIndex, lines: Sequence[str], fresh: Sequence[Card]) -> 
     out: dict[str, Card] = {c.path: c for c in fresh}
     for line in lines:
         for target in _LINK_RE.findall(line):
-            note = index.resolver.resolve(target).note
+            # a scene's own timeline (alaya's block): older ones link by id, newer by name
+            note = index.resolver.resolve(target, "scenes/", extras=True).note
             if isinstance(note, Card):
                 out.setdefault(note.path, note)
     return list(out.values())

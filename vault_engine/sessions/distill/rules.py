@@ -1,20 +1,25 @@
-"""The offline distiller: deterministic rules, no model (docs/distill.md says what it finds
-and what it misses).
+"""The offline distiller: deterministic rules, no model, Chinese and English alike
+(docs/distill.md says what it finds and what it misses).
 
-It reads the turns that passed the quality gate, sentence by sentence, and extracts:
+It reads the turns that passed the quality gate sentence by sentence (`text.segment`: no space
+needed after 。, code and identifiers intact), decides what each sentence is in its context
+(`classify`: cue lexicons weighed by who said it, pasted material, lists, one-off tasks),
+follows problems to their causes and fixes across turns (`causes`), and writes:
 
-- **preferences** ("I prefer …", "I like …", "我喜欢…") and **instructions** ("always …",
-  "never …", "don't …", "from now on …", "记住…") — from the user's own turns;
-- **decisions** ("we'll go with …", "decided to …", "let's use …", "决定…");
-- **gotchas and causes** ("the problem was …", "turns out …", "caused by …", "原因是…");
-- **errors and their fixes**: a turn showing an error followed by a turn that fixes it become
-  one gotcha card with both as evidence;
-- **dated facts** about people and things (a sentence with a date and a capitalised name);
-- **entities**: speakers, and capitalised names or technical terms (CamelCase, dotted config
-  keys, identifiers such as db-primary or orders_archive) that recur across turns;
-- **temporal order**: cards of one session chained with TEMPORAL_NEXT in turn order.
+- **preference**, **instruction** — the user's own words only;
+- **decision** — with its reason when one is given;
+- **gotcha** — causes and traps; an error plus its confirmed fix is one gotcha with the fix as
+  a claim and a CAUSED_BY link to its cause;
+- **event** — dated statements, the date resolved against the turn's time in the vault's time
+  zone (`[vault] timezone`) and shown in it;
+- **fact** — statements with a concrete value (a number, an identifier, an address, a name),
+  also from pasted material; **pattern** — a rule the assistant states;
+- **entities**: people (speakers, Chinese names from the surname lexicon and context, English
+  names), systems and identifiers under one name each (`text.entities`);
+- **temporal order**: decisions, events and gotchas of one session chained with TEMPORAL_NEXT.
 
-Every card carries claims whose evidence is the exact turn (`t3`) the sentence came from.
+In claims 我/I become the speaker's name, and 他/她 the one other person named before it.
+Every claim cites the exact turn it came from (`t3`).
 """
 
 from __future__ import annotations
@@ -23,167 +28,48 @@ import datetime as dt
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from vault_engine.store.model import Session, Turn
+from vault_engine.text.entities import find_entities
+from vault_engine.text.entities import is_identifier as is_identifier
+from vault_engine.text.names import (
+    chinese_names,
+    english_person_names,
+    first_person,
+    first_person_en,
+    third_person_zh,
+)
+from vault_engine.text.secrets import redact
+from vault_engine.text.segment import cjk_share
+from vault_engine.text.titles import make_title as _make_title
+from vault_engine.text.when import TimeMention, describe
 
+from .causes import Problem, link_problems, problem_title_text
+from .classify import Unit, assign, dated, turn_units
 from .model import CardDraft, ClaimDraft, DistillResult, EntityDraft, LinkDraft
 
-_SENT_RE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-_CODE_FENCE_RE = re.compile(r"```.*?```", re.S)
-
-PREFERENCE_RE = re.compile(
-    r"(?i)(?:^|[,;:]\s*|\b(?:and|but|also|so)\s+)(?:i\s+(?:really\s+|much\s+|generally\s+|"
-    r"also\s+)?(?:prefer|like|love|enjoy|hate|dislike|can't stand)|i'd\s+rather|my\s+favou?rite"
-    r"|i\s+(?:don't|do not)\s+(?:like|want))\b|我(?:更|比较|很|最)?(?:喜欢|偏好|讨厌|不喜欢|爱)")
-INSTRUCTION_RE = re.compile(
-    r"(?i)(?:^|[\s,;:])(?:always|never|don't|do not|please\s+(?:always|never|don't|use|avoid|"
-    r"keep|make)|from\s+now\s+on|make\s+sure\s+(?:to|you)|remember\s+(?:to|that)|you\s+should|"
-    r"you\s+must|avoid)\b|(?:总是|永远不要|不要|别再|记住|以后|务必|一定要)")
-DECISION_RE = re.compile(
-    r"(?i)\b(?:we(?:'ll|\s+will|\s+should)?\s+(?:go\s+with|use|choose|pick|switch\s+to|stick\s+with|"
-    r"adopt)|(?:i|we)\s+(?:have\s+)?(?:decided|chose|picked|settled\s+on)|(?:the\s+)?decision\s+"
-    r"(?:is|was)|let's\s+(?:go\s+with|use|switch|stick)|going\s+with|decided\s+(?:to|on|against))"
-    r"\b|(?:决定|选择了|采用|定下来)")
-CAUSE_RE = re.compile(
-    r"(?i)\b(?:the\s+(?:real\s+)?(?:problem|issue|cause|root\s+cause|culprit|bug)\s+(?:was|is)|"
-    r"turn(?:s|ed)\s+out|caused\s+by|because\s+(?:the|it|we|of|our)|gotcha|pitfall|watch\s+out|"
-    r"be\s+careful|silently|only\s+works\s+(?:if|when)|doesn't\s+work\s+(?:when|if|unless)|"
-    r"unless)\b|(?:原因是|导致|是因为|注意|坑)")
-ERROR_RE = re.compile(
-    r"(?i)\b(?:error|exception|traceback|failed|failing|failure|fatal|panic|crash(?:ed|es)?|"
-    r"permission\s+denied|connection\s+refused|not\s+found|timed?\s*out|exit\s+code\s+[1-9]|"
-    r"segfault|oom|out\s+of\s+memory|broke|broken|doesn't\s+work|isn't\s+working|"
-    r"didn't\s+(?:get|work|arrive))\b|(?:报错|失败|错误|异常|崩溃)")
-FIX_RE = re.compile(
-    r"(?i)\b(?:fixed|the\s+fix|to\s+fix|fix\s+(?:is|was)|solved|resolved|solution|workaround|"
-    r"worked\s+after|works\s+now|that\s+worked|it\s+works|now\s+it\s+works|add(?:ed|ing)?\s+\S+\s+"
-    r"to|after\s+(?:adding|setting|changing|restarting))\b|(?:修复|解决|搞定|好了)")
-MONTHS = ("january february march april may june july august september october november "
-          "december").split()
-DATE_RE = re.compile(
-    r"(?i)\b(?:\d{4}-\d{2}-\d{2}|\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
-    r"[a-z]*(?:,?\s+\d{4})?|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d{1,2}"
-    r"(?:st|nd|rd|th)?(?:,?\s+\d{4})?|yesterday|today|tomorrow|last\s+(?:week|month|year|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)|next\s+(?:week|month|"
-    r"year|monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b")
-CAPITALISED_RE = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2}\b")
-TECH_RE = re.compile(r"\b(?:[a-z]+(?:\.[a-z_]+)+|[A-Z][a-z]+[A-Z]\w+|[A-Z]{2,}[a-z0-9]*"
-                     r"(?:\s+[A-Z]{2,}[a-z0-9]*)*)\b")
-# technical identifiers an agent session names: host and service names, tables, jobs
-# (db-primary, api-gateway, orders_archive, worker-3) — hyphenated English (follow-up,
-# long-term, re-run) is left out: an identifier has an underscore, a digit, or a short
-# first part that is not an English prefix
+# kept for callers of the old module: identifiers as the entity rules see them
 IDENT_RE = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w-])")
-PREFIXES = frozenset("a e x re co de un in pre pro non sub self well ex anti auto multi".split())
-
-
-def is_identifier(name: str) -> bool:
-    if "_" in name or any(ch.isdigit() for ch in name):
-        return True
-    first = re.split(r"[-_]", name, maxsplit=1)[0]
-    return len(first) <= 3 and first not in PREFIXES
-
-
-STOP_CAPS = frozenset("""I I'm I've I'd I'll The This That These Those It It's We We'll You You're
-He She They Our My Your Their A An And But Or So If Then When What Why How Where Who Which
-Yes No Ok Okay Thanks Thank Hi Hello Hey Sure Also Just Maybe Please Let Let's Not Now
-Today Yesterday Tomorrow Monday Tuesday Wednesday Thursday Friday Saturday Sunday Also Great
-Good Nice Well Oh Sounds Really Actually Anyway After Before Because Since Still Yeah Wow
-January February March April May June July August September October November December
-Is Are Was Were Do Does Did Can Could Would Should Will Have Has Had There Here Once Every""".split())
-FILLER_RE = re.compile(
-    r"(?i)^(?:(?:so|ok(?:ay)?|well|also|and|but|yes|yeah|right|hmm|then|agreed|i\s+think|"
-    r"i\s+guess|by\s+the\s+way|btw|actually|anyway|please|watch\s+out|be\s+careful|"
-    r"from\s+now\s+on|remember\s+that|note\s+that|the\s+(?:real\s+)?(?:problem|issue|"
-    r"cause|root\s+cause|culprit|bug)\s+(?:was|is)(?:\s+that)?|it\s+turn(?:s|ed)\s+out"
-    r"(?:\s+that)?|(?:the\s+)?decision\s+(?:is|was)|we(?:'ll|\s+will)\s+go\s+with)[,:\s]+)+")
-_TRAILING_RE = re.compile(
-    r"(?i)(?:\s+(?:so|and|or|but|with|the|a|an|to|of|for|before|after|then|that|which|if|"
-    r"unless|when|by|on|in|at|is|are|was|were|not|using|from|again|does|do|did|has|have|had|"
-    r"be|been|can|could|will|would|should|it|its|this|these|those))+$")
-
-
-@dataclass(frozen=True)
-class _Finding:
-    kind: str  # preference | instruction | decision | gotcha | fact | fix
-    sentence: str
-    turn: Turn
-
-
-def sentences(text: str) -> list[str]:
-    text = _CODE_FENCE_RE.sub(" ", text)
-    out = []
-    for part in _SENT_RE.split(text):
-        part = part.strip(" >*-\t")
-        if 12 <= len(part) <= 400 and re.search(r"[A-Za-z\u4e00-\u9fff]", part):
-            out.append(part)
-    return out
+CONFIDENCE = {"preference": 0.9, "instruction": 0.9, "decision": 0.8, "gotcha": 0.7,
+              "fact": 0.7, "event": 0.7, "pattern": 0.7}
+IMPORTANCE = {"preference": 0.7, "instruction": 0.8, "decision": 0.8, "gotcha": 0.7,
+              "fact": 0.5, "event": 0.5, "pattern": 0.6}
 
 
 def make_title(sentence: str, max_words: int = 10) -> str:
-    """A short title from a sentence: lead-in phrases dropped, cut at a clause boundary or
-    `max_words`, no dangling conjunction at the end."""
-    text = FILLER_RE.sub("", sentence.strip().replace("`", ""))
-    text = re.sub(r"[\s]+", " ", text).strip(" .!?。！？,;:")
-    if re.search(r"[\u4e00-\u9fff]", text) and " " not in text[:30]:
-        title = text[:24]
-    else:
-        words = text.split(" ")
-        title = " ".join(words[:max_words])
-        clause = re.split(r"[,;]\s|\s[-–—]\s", title)
-        if len(clause[0].split()) >= 4:
-            title = clause[0]
-        title = _TRAILING_RE.sub("", title).strip(" ,;:")
-    return (title[:1].upper() + title[1:]) if title else "Untitled"
+    """A title from a sentence (`vault_engine.text.titles.make_title`)."""
+    return _make_title(sentence)
 
 
 def attribute(sentence: str, name: str | None) -> str:
-    """First person made explicit: 'I prefer tea' said by Alice → 'Alice prefers tea'.
-
-    Claims are read later, out of the conversation: "Alice is on call" answers "who is on
-    call?", "I'm on call" does not.
-    """
-    if not name:
-        return sentence
-    s = re.sub(r"(?i)\bi\s+(?:really\s+|also\s+)?(prefer|like|love|enjoy|hate|dislike|want|need)\b",
-               lambda m: f"{name} {m.group(1).lower()}s", sentence)
-    s = re.sub(r"(?i)\bi'd\s+rather\b", f"{name} would rather", s)
-    s = re.sub(r"(?i)\bi(?:'m|\s+am)\b", f"{name} is", s)
-    s = re.sub(r"(?i)\bi\s+was\b", f"{name} was", s)
-    s = re.sub(r"(?i)\bi(?:'ve|\s+have)\b", f"{name} has", s)
-    s = re.sub(r"(?i)\bi(?:'ll|\s+will)\b", f"{name} will", s)
-    s = re.sub(r"\bI\b", name, s)
-    s = re.sub(r"(?i)\bmy\b", f"{name}'s", s)
-    s = re.sub(r"(?i)\bme\b", name, s)
-    return s
+    """First person made explicit: 'I prefer tea' said by Alice → 'Alice prefers tea'."""
+    return first_person_en(sentence, name) if name else sentence
 
 
-def _resolve_date(text: str, when: dt.datetime | None) -> str | None:
-    m = DATE_RE.search(text)
-    if not m:
-        return None
-    token = m.group(0).lower()
-    if re.match(r"\d{4}-\d{2}-\d{2}", token):
-        return token + "T00:00:00Z"
-    if when is None:
-        return None
-    days = {"yesterday": -1, "today": 0, "tomorrow": 1, "last week": -7, "next week": 7,
-            "last month": -30, "next month": 30, "last year": -365, "next year": 365,
-            "last weekend": -7}
-    if token in days:
-        return (when + dt.timedelta(days=days[token])).strftime("%Y-%m-%dT00:00:00Z")
-    for i, month in enumerate(MONTHS, 1):
-        if month[:3] in token:
-            day = re.search(r"\d{1,2}(?!\d)", token)
-            year = re.search(r"\d{4}", token)
-            try:
-                return dt.datetime(int(year.group(0)) if year else when.year, i,
-                                   int(day.group(0)) if day else 1).strftime(
-                    "%Y-%m-%dT00:00:00Z")
-            except ValueError:
-                return None
-    return when.strftime("%Y-%m-%dT00:00:00Z")
+def session_language(turns: Sequence[Turn]) -> str:
+    text = " ".join(t.text for t in turns if t.role in ("user", "human")) or \
+        " ".join(t.text for t in turns)
+    return "zh" if cjk_share(text) >= 0.3 else "en"
 
 
 class RulesDistiller:
@@ -191,121 +77,187 @@ class RulesDistiller:
 
     name = "rules"
 
-    def distill(self, session: Session, turns: Sequence[Turn]) -> DistillResult:
-        findings: list[_Finding] = []
-        error_turn: Turn | None = None
-        error_sentence = ""
-        for turn in turns:
-            is_user = turn.role in ("user", "human")
-            sents = sentences(turn.text)
-            for s in sents:
-                if is_user and PREFERENCE_RE.search(s):
-                    findings.append(_Finding("preference", s, turn))
-                elif is_user and INSTRUCTION_RE.search(s) and not s.endswith("?"):
-                    findings.append(_Finding("instruction", s, turn))
-                elif DECISION_RE.search(s) and not s.endswith("?"):
-                    findings.append(_Finding("decision", s, turn))
-                elif CAUSE_RE.search(s) and not s.endswith("?"):
-                    findings.append(_Finding("gotcha", s, turn))
-                elif DATE_RE.search(s) and CAPITALISED_RE.search(s[1:]) and not s.endswith("?"):
-                    findings.append(_Finding("fact", s, turn))
-            # errors and their fixes: an error turn, then a later turn that fixes it
-            err = next((s for s in sents if ERROR_RE.search(s)), None)
-            fix = next((s for s in sents if FIX_RE.search(s) and not s.endswith("?")), None)
-            if error_turn is not None and fix and turn is not error_turn:
-                findings.append(_Finding("fix", f"{error_sentence}\x00{fix}", turn))
-                findings.append(_Finding("fix-error", error_sentence, error_turn))
-                error_turn = None
-            elif err:
-                error_turn, error_sentence = turn, err
-        return self._assemble(session, findings, turns)
+    def __init__(self, timezone: dt.tzinfo | None = None) -> None:
+        self.timezone = timezone or dt.UTC
 
-    def _assemble(self, session: Session, findings: list[_Finding],
-                  turns: Sequence[Turn]) -> DistillResult:
+    def distill(self, session: Session, turns: Sequence[Turn]) -> DistillResult:
+        lang = session_language(turns)
+        by_turn: list[list[Unit]] = []
+        for turn in turns:
+            when = turn.timestamp or session.started
+            units = turn_units(turn, when.astimezone(self.timezone) if when else None)
+            assign(units)
+            by_turn.append(units)
+        _cause_from_previous_turn(by_turn)
+        problems = link_problems(by_turn)
+        return self._assemble(session, turns, by_turn, problems, lang)
+
+    # -- cards ---------------------------------------------------------------------------
+
+    def _claim_text(self, unit: Unit, names: list[str]) -> str:
+        text = f"{unit.before} {unit.text}".strip() if unit.before else unit.text
+        if unit.user and unit.own:
+            text = first_person(text, unit.turn.name)
+            context = unit.turn.text[:unit.sentence.start]
+            text = third_person_zh(text, [n for n in names if n != unit.turn.name], context)
+        return redact(text)
+
+    def _when(self, unit: Unit) -> TimeMention | None:
+        return next((m for m in unit.times if m.when is not None and not m.recurring
+                     and not m.inferred), None)
+
+    def _content(self, unit: Unit, lang: str) -> str:
+        who = unit.turn.name or unit.turn.role
+        quoted = "\n".join(f"> {line}" for line in redact(unit.text).splitlines())
+        content = f"{quoted}\n> — {who}"
+        if unit.sentence.quoted:
+            content += f" ({'粘贴的' if lang == 'zh' else 'pasted'} {unit.sentence.quoted})"
+        mention = self._when(unit)
+        if mention is not None:
+            label = "时间" if lang == "zh" else "When"
+            content += f"\n\n{label}: {describe(mention, self.timezone)}"
+            if mention.was is not None:
+                was = describe(TimeMention(mention.text, 0, 0, mention.was), self.timezone)
+                content += f" ({'原定' if lang == 'zh' else 'was'} {was})"
+        return content
+
+    def _card(self, unit: Unit, kind: str, names: list[str], lang: str) -> CardDraft:
+        claim = self._claim_text(unit, names)
+        main = self._claim_text(Unit(unit.turn, unit.sentence, unit.text, unit.index, unit.user,
+                                     unit.own), names)
+        mention = self._when(unit) if kind == "event" else None
+        valid_from = mention.iso() if mention is not None else None
+        return CardDraft(title=_make_title(main), type=kind, content=self._content(unit, lang),
+                         importance=IMPORTANCE.get(kind, 0.5),
+                         claims=(ClaimDraft(text=claim, confidence=CONFIDENCE.get(kind, 0.7),
+                                            evidence=(unit.turn.anchor,), valid_from=valid_from),))
+
+    def _fix_card(self, problem: Problem, lang: str, names: list[str]) -> CardDraft:
+        prefix = "修复：" if lang == "zh" else "Fix: "
+        problem_text = redact(problem.description)
+        claims = [ClaimDraft(text=problem_text, confidence=0.8, evidence=(problem.turn_anchor,))]
+        for unit, text in problem.fixes:
+            fix = redact(first_person(text, unit.turn.name) if unit.user else text)
+            claims.append(ClaimDraft(text=prefix + fix, confidence=0.8,
+                                     evidence=(unit.turn.anchor,)))
+        body = "\n\n".join([f"**{'问题' if lang == 'zh' else 'Problem'}:** {problem_text}"]
+                           + [f"**{'修复' if lang == 'zh' else 'Fix'}:** {c.text[len(prefix):]}"
+                              for c in claims[1:]])
+        return CardDraft(title=_make_title(problem_title_text(problem_text)), type="gotcha",
+                         content=body,
+                         importance=0.8, claims=tuple(claims))
+
+    def _assemble(self, session: Session, turns: Sequence[Turn], by_turn: list[list[Unit]],
+                  problems: list[Problem], lang: str) -> DistillResult:
         result = DistillResult(distiller=self.name)
-        titles: set[str] = set()
-        entity_names = self._entities(session, turns)
-        order: list[tuple[int, str]] = []
-        fix_errors = {f.turn.anchor: f.sentence for f in findings if f.kind == "fix-error"}
-        for f in findings:
-            if f.kind == "fix-error":
+        speakers = sorted({t.name for t in turns if t.name and t.role in ("user", "human")})
+        names = _people(turns, speakers)
+        cards: list[tuple[int, CardDraft, Unit | None]] = []
+        cause_title: dict[int, str] = {}
+        for units in by_turn:
+            for u in units:
+                if u.consumed or u.kind is None:
+                    continue
+                kind = "fact" if u.kind == "fix" else u.kind
+                draft = self._card(u, kind, names, lang)
+                cause_of = next((p for p in problems if p.cause is u and not p.fixes), None)
+                if cause_of is not None and cause_of.description not in draft.claims[0].text:
+                    draft = _with_claim(draft, ClaimDraft(
+                        text=redact(cause_of.description), confidence=0.7,
+                        evidence=(cause_of.turn_anchor,)))
+                cards.append((_turn_no(u.turn.anchor), draft, u))
+                cause_title[id(u)] = draft.title
+        for p in problems:
+            if p.fixes:
+                draft = self._fix_card(p, lang, names)
+                cards.append((_turn_no(p.turn_anchor), draft, None))
+                if p.cause is not None and id(p.cause) in cause_title:
+                    result.links.append(LinkDraft(draft.title, cause_title[id(p.cause)],
+                                                  "CAUSED_BY", "the cause named in the session"))
+        entity_names = _entities(turns, speakers, names)
+        seen: set[str] = set()
+        for _, draft, _u in sorted(cards, key=lambda x: x[0]):
+            if draft.title.casefold() in seen:
                 continue
-            who = f.turn.name if f.turn.role in ("user", "human") else None
-            if f.kind == "fix":
-                error, fix = f.sentence.split("\x00", 1)
-                err_turn = next((a for a, s in fix_errors.items() if s == error), None)
-                clauses = re.split(r",\s+(?:but|and|so)\s+|;\s+", error)
-                title = make_title(next((c for c in clauses if ERROR_RE.search(c)), error),
-                                   max_words=14)
-                claims: tuple[ClaimDraft, ...] = (ClaimDraft(text=error, confidence=0.8,
-                                     evidence=(err_turn,) if err_turn else ()),
-                          ClaimDraft(text=f"Fix: {fix}", confidence=0.8,
-                                     evidence=(f.turn.anchor,)))
-                ctype, importance = "gotcha", 0.8
-                content = f"**Problem:** {error}\n\n**Fix:** {fix}"
-            else:
-                text = attribute(f.sentence, who) if who else f.sentence
-                title = make_title(text)
-                when = _resolve_date(f.sentence, f.turn.timestamp or session.started)
-                conf = {"preference": 0.9, "instruction": 0.9, "decision": 0.8,
-                        "gotcha": 0.7, "fact": 0.7}[f.kind]
-                claims = (ClaimDraft(text=text, confidence=conf, evidence=(f.turn.anchor,),
-                                     valid_from=when if f.kind == "fact" else None),)
-                ctype = {"fact": "event"}.get(f.kind, f.kind)
-                importance = {"preference": 0.7, "instruction": 0.8, "decision": 0.8,
-                              "gotcha": 0.7, "fact": 0.5}[f.kind]
-                content = f"> {f.sentence}\n> — {f.turn.name or f.turn.role}"
-            if title.casefold() in titles:
-                continue
-            titles.add(title.casefold())
-            mentioned = tuple(n for n in entity_names if n.casefold() in
-                              " ".join(c.text for c in claims).casefold())
-            tags = tuple(sorted({ctype} | {re.sub(r"\W+", "-", n.lower()).strip("-")
-                                           for n in mentioned if len(n) < 30}))
-            result.cards.append(CardDraft(title=title, type=ctype, content=content,
-                                          tags=tags, importance=importance, claims=claims,
+            seen.add(draft.title.casefold())
+            text = " ".join(c.text for c in draft.claims).casefold()
+            mentioned = tuple(n for n in entity_names if n.casefold() in text)
+            tags = tuple(sorted({draft.type} | {_slug(n) for n in mentioned if len(n) < 30}))
+            result.cards.append(CardDraft(title=draft.title, type=draft.type,
+                                          content=draft.content, tags=tags,
+                                          importance=draft.importance, claims=draft.claims,
                                           entities=mentioned))
-            order.append((int(f.turn.anchor[1:]) if f.turn.anchor[1:].isdigit() else 0, title))
         result.cards = _merge_similar(result.cards)
-        # an error fixed in this session was caused by what the session named as its cause
-        fixes = [c for c in result.cards if c.type == "gotcha" and len(c.claims) > 1
-                 and c.claims[-1].text.startswith("Fix: ")]
-        causes = [c for c in result.cards if c.type == "gotcha" and c not in fixes]
-        for fix_card in fixes:
-            for cause in causes:
-                result.links.append(LinkDraft(fix_card.title, cause.title, "CAUSED_BY",
-                                              "the cause named in the same session"))
-        kept_titles = {c.title for c in result.cards}
-        order = [(n, t) for n, t in order if t in kept_titles]
-        # temporal order within the session: decisions, events and fixes as a chain
-        chain = [t for _, t in sorted(order) if any(
-            c.title == t and c.type in ("decision", "event", "gotcha") for c in result.cards)]
+        kept = {c.title for c in result.cards}
+        result.links = [link for link in result.links if link.from_title in kept
+                        and link.to_title in kept]
+        order = [(n, d.title) for n, d, _ in sorted(cards, key=lambda x: x[0]) if d.title in kept]
+        chain = list(dict.fromkeys(t for _, t in order if any(
+            c.title == t and c.type in ("decision", "event", "gotcha") for c in result.cards)))
         for a, b in zip(chain, chain[1:], strict=False):
             result.links.append(LinkDraft(a, b, "TEMPORAL_NEXT", "later in the same session"))
+        people = set(names) | set(speakers)
         for name in entity_names:
-            etype = "person" if name in {t.name for t in turns if t.name} else (
-                "system" if TECH_RE.fullmatch(name) or IDENT_RE.fullmatch(name) else "topic")
+            etype = "person" if name in people else "system" if (
+                IDENT_RE.fullmatch(name) or re.search(r"[A-Z._\-\d/]", name)) else "topic"
             result.entities.append(EntityDraft(name=name, type=etype))
         return result
 
-    def _entities(self, session: Session, turns: Sequence[Turn]) -> list[str]:
-        counts: Counter[str] = Counter()
-        seen_in: dict[str, set[str]] = {}
-        for turn in turns:
-            for s in sentences(turn.text):
-                body = s.split(" ", 1)[1] if " " in s else ""  # not the sentence's first word
-                found = list(CAPITALISED_RE.finditer(body)) + list(TECH_RE.finditer(s)) + [
-                    m for m in IDENT_RE.finditer(s) if is_identifier(m.group(0))]
-                for m in found:
-                    name = m.group(0).strip()
-                    if name.split(" ")[0] in STOP_CAPS or len(name) < 3:
-                        continue
-                    counts[name] += 1
-                    seen_in.setdefault(name, set()).add(turn.anchor)
-        speakers = {t.name for t in session.turns if t.name and t.role in ("user", "human")}
-        names = [n for n, c in counts.items() if len(seen_in[n]) >= 2 or n in speakers]
-        names += [s for s in speakers if s not in names]
-        return sorted(set(names), key=lambda n: (-counts[n], n))[:12]
+
+def _turn_no(anchor: str) -> int:
+    return int(anchor[1:]) if anchor[1:].isdigit() else 0
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^\w\u4e00-\u9fff]+", "-", name.lower()).strip("-")
+
+
+def _with_claim(draft: CardDraft, claim: ClaimDraft) -> CardDraft:
+    return CardDraft(title=draft.title, type=draft.type, content=draft.content, tags=draft.tags,
+                     importance=draft.importance, claims=draft.claims + (claim,),
+                     entities=draft.entities)
+
+
+def _people(turns: Sequence[Turn], speakers: list[str]) -> list[str]:
+    """Everyone named in the session, in order: speakers first."""
+    out = list(speakers)
+    for t in turns:
+        for n in chinese_names(t.text, speakers) + english_person_names(t.text, speakers):
+            if n not in out:
+                out.append(n)
+    return out
+
+
+def _entities(turns: Sequence[Turn], speakers: list[str], people: list[str]) -> list[str]:
+    """People and the systems, identifiers and time zones named in two or more turns."""
+    counts: Counter[str] = Counter()
+    for t in turns:
+        for name in {e.name for e in find_entities(t.text)} | {p for p in people if p in t.text}:
+            counts[name] += 1
+    names = [n for n, c in counts.items() if c >= 2 or n in people]
+    names += [s for s in speakers if s not in names]
+    return sorted(set(names), key=lambda n: (-counts[n], n))[:12]
+
+
+def _cause_from_previous_turn(by_turn: list[list[Unit]]) -> None:
+    """"That's the root cause: …" opening a turn: the user's finding in the turn before is the
+    cause (a gotcha with both sentences as its claim)."""
+    from .classify import _ANAPHORIC_CAUSE_RE, no_memory
+
+    for i in range(1, len(by_turn)):
+        units = by_turn[i]
+        if not units or not _ANAPHORIC_CAUSE_RE.match(units[0].text):
+            continue
+        before = [u for u in by_turn[i - 1] if u.own and not no_memory(u)
+                  and not u.sentence.question]
+        if not before:
+            continue
+        finding = before[-1]
+        finding.kind = "gotcha"
+        finding.consumed = False
+        units[0].before = finding.text
+        units[0].kind = "gotcha"
+        finding.consumed = True
 
 
 def _merge_similar(cards: list[CardDraft]) -> list[CardDraft]:
@@ -331,3 +283,6 @@ def _merge_similar(cards: list[CardDraft]) -> list[CardDraft]:
             out.append(card)
             toks.append(mine)
     return out
+
+
+__all__ = ["RulesDistiller", "attribute", "make_title", "is_identifier", "IDENT_RE", "dated"]

@@ -1,0 +1,450 @@
+"""What kind of memory a sentence holds, in its context: who said it, whether it is the
+speaker's own words or pasted material, the list it belongs to, the sentences around it.
+
+The cue lexicons are language (`vault_engine.text.cues`); this module weighs them:
+
+- **the user's own words** may give any type. A label in front wins ("踩过的坑：…",
+  "Decision: …", "One preference: …"); then an explicit decision, a confirmed fix, a standing
+  instruction, a preference, a cause or trap, a dated event, a fact with a concrete value — in
+  that order. A list item with no cue of its own takes its header's ("改进项定下来了：" →
+  decisions); items with no cue under a header with none ("时间线：") are one card.
+- **one-off tasks** ("帮我把 !482 合一下", "帮我写一段欢迎的话", "can you check …") are not
+  instructions or preferences: cues inside a one-off clause are ignored, the clauses around it
+  still count ("发版通知走 Slack 的 #release 频道，…，你帮我看看…" is a fact).
+- **reasons** ("…，因为…", "since workshops always overrun") do not set the type of the
+  sentence they explain; a sentence that only gives a reason ("原因：…") joins the one before.
+- **a preference about someone else** ("她喜欢红宝石的鲜奶小方", "he likes …") is a fact.
+- **pasted material** (e-mails, tickets, texts, vendor docs, logs, tool output) gives events and
+  facts only — never the user's preferences, instructions or decisions (principle 8) — and
+  nothing addressed to the AI or the memory ("【给 AI 助手的说明】…", "Note for the memory system").
+- **the assistant's words** give causes and traps, decisions it states as made ("We decided
+  to …", "we'll go with …"), rules it states (typed `pattern`), fixes it reports as done ("I
+  rotated the credentials …") and facts it reports — never suggestions ("建议…", "you could …",
+  options), restatements of what the user said ("记下了：…", "Noted: …"), questions or plans.
+- **credentials** handed over in a sentence ("数据库密码是 …", "the db password is …") are no
+  memory at all.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+
+from vault_engine.store.model import Turn
+from vault_engine.text import cues
+from vault_engine.text.entities import is_identifier
+from vault_engine.text.secrets import find_secrets
+from vault_engine.text.segment import Sentence, clause_spans, clauses, sentences
+from vault_engine.text.titles import strip_filler, weight, word_count
+from vault_engine.text.when import TimeMention, mentions
+
+from .gate import INJECTION_RE
+
+USER_ROLES = ("user", "human")
+MIN_WORDS = 3  # a Chinese character counts as a word: "以后别在周五下午发版" is 10
+_THIRD_PERSON_RE = re.compile(r"(?:^|[，,；;。\s])(?:她|他|他们|她们|孩子|老人|客户|对方)(?:也|都|很|最|比较)?"
+                              r"(?:喜欢|爱|偏好|讨厌|不喜欢|习惯)|(?i:\b(?:she|he|they|my\s+\w+)\s+"
+                              r"(?:likes|loves|prefers|hates|enjoys)\b)")
+_STRONG_VALUE_RE = re.compile(
+    r"\d|#[\w-]+|@[\w-]+|[路弄号室栋座楼](?![\u4e00-\u9fff]{2})|元\b|CNY|¥|\$\d|[\w.+-]+@[\w-]+\."
+    r"|`[^`]+`|[一二两三四五六七八九十几半]+\s*(?:天|周|个|次|位|人|小时|分钟|年|月|倍|台|条|套|块)"
+    r"|[A-Za-z]+[_.][A-Za-z0-9]")
+_REASON_RE = re.compile(r"(?i)^\s*(?:因为|由于|原因(?:是|：|:)|以免|免得|since\b|because\b|as\s+\w+\s+"
+                        r"(?:always|never)|so\s+that\b)")
+_CONTEXT_OPENERS = re.compile(r"^(?:(?:好|嗯|可以)[。，,]\s*)?(?:就这么定了|就这样|那就|这样的话|then\b|that's\s+why)",
+                              re.I)
+_REASON_SENTENCE_RE = re.compile(r"(?i)^(?:原因[：:是]|理由[：:是]|因为|the\s+reason\b|because\b)")
+_DEIXIS_RE = re.compile(r"(?i)^(?:[^,，。.]{0,20})(?:\bthere\b|那边|那里)")
+_IMPERATIVE_EVENT_RE = re.compile(r"(?i)^(?:put|book|schedule|add|move|block|hold)\b")
+_PLAN_RE = re.compile(r"(?i)^(?:我会|我来|我这边|i'll|i\s+will|let\s+me|we'll\s+(?!go\s+with))")
+_DONE_RE = re.compile(r"(?i)\bi\s+(?:fixed|raised|set|rotated|restored|added|enabled|issued|renewed|"
+                      r"restarted|moved|re-?ran|cleaned|deleted|increased|wrapped|acknowledg\w*|"
+                      r"applied|rolled|changed|updated|replaced)\b|(?:我已经?|已经)(?:把|改|加|重启|回滚)")
+_CREDENTIAL_RE = re.compile(
+    r"(?i)(?:密码|口令|password|passwd|token|secret|密钥|私钥|api[ _-]?key|private\s+key)"
+    r"(?:[^，。,;；\n]{0,12}?(?:是|为|:|=|：|\bis\b)\s*|\s+)`?(?=[^\s，。`]*[\d!@#$%^&*])"
+    r"[A-Za-z0-9_@#$%^&*!+=/.:~-]{6,}"
+    r"|://[^\s:/@]*:[^\s@/]+@")
+_TO_THE_AI_RE = re.compile(
+    r"(?i)给\s*AI|AI\s*助手的说明|记忆系统|(?:note|message)\s+(?:for|to)\s+(?:the\s+)?(?:memory|ai|"
+    r"assistant|llm|model)|to\s+ai\s+reviewers|as\s+a\s+permanent\s+(?:team\s+)?rule|忽略.{0,6}"
+    r"(?:指令|规范|规则)|disregard\s+(?:any|all)")
+_CHANGE_FACT_RE = re.compile(r"换班|改值|新地址|作废|不是[^，。]{1,12}了|(?:时间|地址|号码|电话)(?:也)?改(?:了|成|为)")
+_LEAD_IN_RE = re.compile(r"[：:]\s*$")
+# about the conversation, not a memory: "先跟你约定几件事，以后跟我对话都按这个来"
+_META_RE = re.compile(r"约定几件事|按这个来|以下几点|几件事(?:记一下|跟你说)|(?i:\ba\s+few\s+things\b"
+                      r"|\bquestions?\s+for\s+you\b)")
+
+
+@dataclass
+class Unit:
+    """A sentence of a turn, ready to classify (its context joined where it needs it)."""
+
+    turn: Turn
+    sentence: Sentence
+    text: str
+    index: int  # position among the turn's sentences
+    user: bool
+    own: bool  # the speaker's own words, not pasted material
+    times: list[TimeMention] = field(default_factory=list)
+    kind: str | None = None
+    label: str | None = None
+    consumed: bool = False  # folded into another unit's claim
+    before: str = ""  # context prepended to the claim (the sentence this one leans on)
+
+
+def turn_units(turn: Turn, anchor: dt.datetime | None) -> list[Unit]:
+    user = turn.role in USER_ROLES
+    units: list[Unit] = []
+    for s in sentences(turn.text):
+        for text in split_groups(s, user, anchor):
+            text = without_credentials(text)
+            if text:
+                units.append(Unit(turn, s, text, len(units), user, s.quoted is None,
+                                  mentions(text, anchor) if anchor else []))
+    return units
+
+
+def without_credentials(text: str) -> str:
+    """The sentence without the clauses that hand over a password, key or token ("数据库密码是
+    Xk9#mP2vQ", "the db password is …"): the rest may still be worth keeping."""
+    if not (find_secrets(text) or _CREDENTIAL_RE.search(text)):
+        return text
+    spans = clause_spans(text)
+    kept = [text[a:b] for a, b in spans if not (find_secrets(text[a:b]) or
+                                                 _CREDENTIAL_RE.search(text[a:b]))]
+    out = "".join(kept).strip().rstrip("，,；;：:")
+    return out if word_count(out) >= MIN_WORDS else ""
+
+
+_ANAPHORIC_CAUSE_RE = re.compile(r"(?i)^(?:根因就是这个|原因就是这个|这就是根因|问题就出在这|就是这个原因|"
+                                 r"that's\s+the\s+(?:root\s+)?cause|that\s+was\s+the\s+(?:root\s+)?cause|"
+                                 r"that's\s+why)")
+_STRONG = ("decision", "instruction", "preference", "gotcha", "event", "fix")
+
+
+def _clause_kind(text: str, sentence: Sentence, user: bool, anchor: dt.datetime | None) -> str | None:
+    """The type one clause would have alone, when a cue sets it (else None): the points where
+    a sentence changes from one memory to another."""
+    probe = Unit(Turn(anchor="t0", index=0, role="user" if user else "assistant", name=None,
+                      timestamp=None, text=text, line=0), sentence, text, 0, user, True,
+                 mentions(text, anchor) if anchor else [])
+    body = strip_filler(text, labels=False)
+    if _REASON_RE.match(body):
+        return None  # a reason belongs to what it explains
+    if _CHANGE_FACT_RE.search(body):
+        return "fact"  # a value replaced
+    kind = classify(probe)
+    if kind in _STRONG:
+        return kind
+    if kind == "fact" and _THIRD_PERSON_RE.search(body):
+        return "fact"
+    return None
+
+
+def split_groups(sentence: Sentence, user: bool, anchor: dt.datetime | None) -> list[str]:
+    """A sentence of the user's own words that says two kinds of thing — "我老公叫周杰，他对芒果
+    过敏，订蛋糕的时候不要芒果的" (a fact, then a preference) — cut where the second begins."""
+    text = sentence.text
+    if not user or sentence.quoted is not None or sentence.item or sentence.table \
+            or cues.label(strip_filler(text, labels=False)):
+        return [text]
+    parts = [text[a:b] for a, b in clause_spans(text)]
+    merged: list[str] = []
+    for p in parts:  # "新地址：上海市…" stays one clause
+        if merged and re.search(r"[：:]\s*$", merged[-1]) and not re.search(r"[，,；;]", merged[-1][-2:]):
+            merged[-1] += p
+        else:
+            merged.append(p)
+    if len(merged) < 2:
+        return [text]
+    groups: list[list[str]] = []
+    kinds: list[str | None] = []
+    for p in merged:
+        k = _clause_kind(p.strip(" ，,；;"), sentence, user, anchor)
+        if groups and k is not None and kinds[-1] is not None and k != kinds[-1] \
+                and word_count("".join(groups[-1])) >= 4 and word_count(p) >= 4:
+            groups.append([p])
+            kinds.append(k)
+            continue
+        if not groups:
+            groups.append([p])
+            kinds.append(k)
+        else:
+            groups[-1].append(p)
+            if kinds[-1] is None:
+                kinds[-1] = k
+    if len(groups) == 1:
+        return [text]
+    return ["".join(g).strip().rstrip("，,；;") for g in groups]
+
+
+def active_text(text: str) -> tuple[str, float]:
+    """The clauses that set a sentence's type — not filler, not a one-off request, not a
+    reason — and the share of the sentence the one-off requests take."""
+    keep: list[str] = []
+    oneoff, total = 0.0, 0.0
+    for c in clauses(strip_filler(text, labels=False)):
+        w = weight(c, words_only=True)
+        total += w
+        if cues.has(c, "oneoff") and not cues.has(c, "instruction"):
+            oneoff += w
+            continue
+        if not weight(c, words_only=True) and keep == [] and oneoff:
+            continue  # a URL or code right after a request belongs to it
+        if keep and _REASON_RE.match(c):
+            continue
+        keep.append(c)
+    return " ".join(keep), (oneoff / total if total else 0.0)
+
+
+def has_values(text: str) -> bool:
+    if _STRONG_VALUE_RE.search(text):
+        return True
+    return any(is_identifier(m.group(0)) for m in re.finditer(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+", text))
+
+
+def dated(unit: Unit) -> bool:
+    return any(m.when is not None and not m.recurring and not m.inferred
+               and m.granularity in ("day", "minute", "month") for m in unit.times)
+
+
+def _content_words(text: str, kind: str) -> int:
+    """Words left once the cue words of `kind` are taken out: "踩过的坑又一个" has 4."""
+    found = cues.hits(text).get(kind, [])
+    for word in found:
+        text = text.replace(word, " ")
+    return word_count(text)
+
+
+def no_memory(unit: Unit) -> bool:
+    """Credentials, text addressed to the AI or the memory, injections: never a card."""
+    text = unit.text
+    return bool(find_secrets(text) or _CREDENTIAL_RE.search(text) or INJECTION_RE.search(text)
+                or _TO_THE_AI_RE.search(text))  # credentials are cut out before; this is the guard
+
+
+def classify(unit: Unit, header: Unit | None = None) -> str | None:
+    """The card type of one unit, or None when it is no memory of its own."""
+    text = unit.text
+    if word_count(text) < MIN_WORDS or unit.sentence.question or no_memory(unit) \
+            or _META_RE.search(text):
+        return None
+    if unit.sentence.table:
+        return "fact" if has_values(text) else None
+    active, oneoff_share = active_text(text)
+    hits = cues.hits(active) if active else {}
+    if not unit.own:  # pasted material: events and facts only
+        if dated(unit) and ("event" in hits or unit.sentence.quoted in ("email", "sms", "ticket")):
+            return "event"
+        if has_values(active) and not re.search(r"请|务必|please|must|always|never", active, re.I) \
+                and word_count(active) >= 6 and unit.sentence.quoted in ("email", "sms", "ticket",
+                                                                         "pasted", "doc"):
+            return "fact"
+        return None
+    if not unit.user:
+        return _assistant_type(unit, text, hits)
+    label = cues.label(strip_filler(text, labels=False))
+    if label:
+        unit.label = label
+        return label
+    if not active or oneoff_share >= 0.5:  # a task for now
+        return "event" if dated(unit) and cues.has(text, "event") else None
+    if "emphasis" in hits and word_count(active) <= 12:
+        return None  # "这条务必记住": it makes the sentence before a rule (see _promote_emphasis)
+    if ("decision" in hits or re.search(r"改一下[：:]", text)) and \
+            _content_words(active, "decision") >= 4:
+        return "decision"
+    if "fix" in hits and "status" not in hits and "self_recovery" not in hits and (
+            "error" in hits or "fix" in cues.hits(text) and not cues.has(active, "instruction")):
+        return "fix"
+    if "instruction" in hits:
+        return "instruction"
+    if "preference" in hits:
+        return "fact" if _THIRD_PERSON_RE.search(active) else "preference"
+    if "gotcha" in hits and (_content_words(active, "gotcha") < 5):
+        return None  # "踩过的坑又一个": a remark about the sentence before
+    if "gotcha" in hits and ("error" in hits or not re.fullmatch(
+            r"(?i)(?:因为|because|due to|原因是)(?:\s+(?:因为|because|due to|原因是))*",
+            " ".join(hits["gotcha"]).strip())):
+        return "gotcha"
+    if "fix" in hits and "status" not in hits and "self_recovery" not in hits:
+        return "fix"
+    if _CHANGE_FACT_RE.search(active) and not dated(unit) or re.search(r"换班|改值", active):
+        return "fact"  # a value replaced: 交接时间也改了…, 我跟他换班了…
+    if dated(unit) and ("event" in hits or "change" in hits or _names_someone(active)):
+        return "event"
+    if header is not None and header.kind in ("decision", "instruction", "preference", "gotcha"):
+        return header.kind
+    if has_values(active) and word_count(active) >= 4 and "error" not in hits \
+            and "status" not in hits:
+        return "fact"
+    if _names_someone(active) and word_count(active) >= 5 and re.search(r"叫|是|负责|带|找|owns|is", active):
+        return "fact"
+    return None
+
+
+def _names_someone(text: str) -> bool:
+    from vault_engine.text.names import chinese_names, english_person_names
+
+    return bool(chinese_names(text) or english_person_names(text))
+
+
+def _assistant_type(unit: Unit, text: str, hits: dict[str, list[str]]) -> str | None:
+    body = strip_filler(text, labels=False)
+    if "restatement" in cues.hits(text) or "suggestion" in hits or _PLAN_RE.match(body):
+        return None
+    if re.search(r"(?i)\b(?:we(?:'ll|\s+will)\s+go\s+with|we\s+decided|decision\s+is|"
+                 r"(?:we|i)\s+(?:chose|settled\s+on))\b|已?决定", body):
+        return "decision"
+    if _DONE_RE.search(body) and "fix" in hits:
+        return "fix"
+    if "gotcha" in hits and _content_words(body, "gotcha") >= 5:
+        return "gotcha"
+    if _DONE_RE.search(body):
+        return "fix" if "fix" in hits else "fact"
+    if re.match(r"(?i)^(?:always|never|next\s+time|make\s+sure|务必|一律)", body):
+        return "pattern"
+    if has_values(body) and word_count(body) >= 6 and not unit.sentence.item and \
+            re.search(r"(?i)\b(?:is|are|was|were|took|move|moves|needs?|would\s+need|reads|owns|"
+                      r"holds|runs|keeps?|expired|stopped|piled)\b", body):
+        return "fact"
+    return None
+
+
+def assign(units: list[Unit]) -> None:
+    """Classify every unit of one turn, then fold context into the units that need it."""
+    if units and not units[0].user and cues.has(strip_filler(units[0].text, labels=False),
+                                                "restatement"):
+        return  # "记下了：…" / "Noted: …": the assistant repeating the user
+    header: Unit | None = None
+    for i, u in enumerate(units):
+        if not u.sentence.item:
+            header = None
+        hdr = header if u.sentence.item and header and u.sentence.header else None
+        u.kind = classify(u, hdr)
+        nxt = units[i + 1] if i + 1 < len(units) else None
+        if _LEAD_IN_RE.search(u.sentence.text) and not u.sentence.item:
+            if (nxt is not None and nxt.sentence.quoted is not None and u.sentence.quoted is None
+                    or _code_follows(u)) and not re.search(r"\d|[a-z]+-[a-z]+-?\d", u.text):
+                u.kind, u.consumed = None, True  # "HR 发来的邮件你也看下：" introduces material
+                continue
+            header = u
+            if u.kind is None:
+                header_hits = cues.hits(u.text)
+                u.kind = next((k for k in ("decision", "instruction", "preference", "gotcha")
+                               if k in header_hits or cues.label(u.text + " x") == k), None)
+    _fold_lists(units)
+    _promote_emphasis(units)
+    _anaphoric_cause(units)
+    _join_context(units)
+
+
+def _anaphoric_cause(units: list[Unit]) -> None:
+    """"根因就是这个，…" after a sentence: that sentence is the cause (a gotcha with both)."""
+    for i, u in enumerate(units):
+        if i == 0 or not _ANAPHORIC_CAUSE_RE.match(strip_filler(u.text, labels=False)):
+            continue
+        prev = units[i - 1]
+        if prev.consumed or no_memory(prev) or prev.sentence.quoted is not None:
+            continue
+        prev.kind = "gotcha"
+        prev.text = f"{prev.text}{'' if re.search(r'[。.]$', prev.text) else '。'}{u.text}"
+        u.kind, u.consumed = None, True
+
+
+def _code_follows(unit: Unit) -> bool:
+    rest = unit.turn.text[unit.sentence.end:unit.sentence.end + 8].lstrip()
+    return rest.startswith(("```", "~~~", ">"))
+
+
+def _fold_lists(units: list[Unit]) -> None:
+    """A header and its items: items with no type of their own or the header's fold into the
+    header's card (the details of one statement); items of another type stay cards of their
+    own. A header with no type and two or more untyped items ("时间线：") is one card — in the
+    user's own words only: an assistant's lists are options and suggestions."""
+    i = 0
+    while i < len(units):
+        head = units[i]
+        items = []
+        j = i + 1
+        while j < len(units) and units[j].sentence.item and not units[j].sentence.table \
+                and units[j].sentence.header == head.sentence.text:
+            items.append(units[j])
+            j += 1
+        if not items or head.sentence.item:
+            i += 1
+            continue
+        if head.kind:
+            loose = [u for u in items if u.kind in (None, head.kind)]
+            if loose:
+                head.text = head.text + " " + "；".join(u.text for u in loose)
+                head.consumed = False
+                for u in loose:
+                    u.consumed = True
+            else:
+                head.consumed = True  # every item is a card of its own
+        elif head.user and head.own:
+            loose = [u for u in items if u.kind in (None, "fact", "event")]
+            if len(loose) >= 2 and any(has_values(u.text) for u in loose):
+                head.kind = "event" if any(u.times for u in loose) else "fact"
+                head.text = head.text + " " + "；".join(u.text for u in loose)
+                for u in loose:
+                    u.consumed = True
+        i = j
+
+
+def _promote_emphasis(units: list[Unit]) -> None:
+    """"这条务必记住。" / "Always." after a sentence makes that sentence a standing rule."""
+    for i, u in enumerate(units):
+        if not u.user or i == 0 or not cues.has(u.text, "emphasis"):
+            continue
+        prev = next((p for p in reversed(units[:i]) if p.kind is not None and not p.consumed), None)
+        if prev is not None and prev.kind in ("preference", "fact", "event"):
+            prev.kind = "instruction"
+        if word_count(u.text) <= 12:
+            u.kind = None
+
+
+def _join_context(units: list[Unit]) -> None:
+    """A unit that leans on the sentence before it ("就这么定了：…", "I'll be there …", "Put a
+    slot on May 13") carries that sentence in its claim; a reason ("原因：…") or a consequence
+    ("So pick …") joins the card before it."""
+    for i, u in enumerate(units):
+        if i == 0 or u.consumed:
+            continue
+        prev = units[i - 1]
+        if prev.sentence.quoted != u.sentence.quoted or prev.sentence.item != u.sentence.item:
+            continue
+        body = strip_filler(u.text, labels=False)
+        if prev.kind is not None and not prev.consumed and prev.user == u.user and (
+                _REASON_SENTENCE_RE.match(body) and prev.kind in ("decision", "preference",
+                                                                   "instruction")
+                or re.match(r"(?i)^(?:so|所以|因此)\b", body) and u.kind in (None, "fact", prev.kind)):
+            prev.text = f"{prev.text} {u.text}"
+            u.consumed, u.kind = True, None
+            continue
+        if prev.kind == "gotcha" and not prev.consumed and u.kind in (None, "fact") and re.match(
+                r"(?i)^(?:需要|要|得|必须|应该|所以|因此|否则|不然|you\s+need|need\s+to|so\b|otherwise)",
+                body):
+            prev.text = f"{prev.text}{u.text}" if re.search(r"[\u4e00-\u9fff；。]$", prev.text) \
+                else f"{prev.text} {u.text}"
+            u.consumed, u.kind = True, None
+            continue
+        if u.kind is None or prev.kind in ("fix", "gotcha") and u.kind != prev.kind:
+            continue
+        lean = bool(_CONTEXT_OPENERS.match(u.text)) and u.kind in ("decision", "preference",
+                                                                   "instruction")
+        lean = lean or (u.kind == "event" and bool(_DEIXIS_RE.search(body)
+                                                    or _IMPERATIVE_EVENT_RE.match(body)))
+        # "the Postgres 16 upgrade is moving." then "… push it from May 16 to May 23": the
+        # event is named in the sentence before, its date in this one
+        lean = lean or (u.kind == "event" and prev.kind in (None, "fact") and not dated(prev)
+                        and cues.has(prev.text, "event") and bool(
+                            re.search(r"(?i)\b(?:it|this|that)\b|这个|它", body)))
+        if lean and word_count(prev.text) >= MIN_WORDS and not prev.sentence.question \
+                and not no_memory(prev):
+            u.before = prev.text
+            if prev.kind in (None, "preference", "fact", "event") or prev.kind == u.kind:
+                prev.consumed = True
