@@ -91,7 +91,8 @@ def make_fragment(rec: NoteRecord, tier: TierResult, out: Sequence[Edge],
         "path": rec.path, "tier": tier.tier, "namespace": rec.namespace, "type": rec.type,
         "tags": list(rec.tags), "when": rec.created, "valid": valid, "superseded": retired,
         "speakers": rec.extra.get("speakers") or [],
-        "source_sessions": list(rec.source_sessions), "snippet": u.snippet, **flags}) + "\n"
+        "source_sessions": list(rec.source_sessions), "snippet": u.snippet,
+        **({"dates": list(u.dates)} if u.dates else {}), **flags}) + "\n"
         for u in rec.units)
     return Fragment(key=key, page=page, claims=claims, n_claims=len(rec.claims), units=units)
 

@@ -49,6 +49,9 @@ class Unit:
     context: str | None = None
     # the turn says when (a date, a relative day, how long ago): time questions rank it up
     timed: bool = False
+    # the days it names, resolved against when it was said ("yesterday" → 2023-05-07): a
+    # question that names a day finds the turn that dates the event, not only the session
+    dates: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -113,14 +116,32 @@ def _turn_units(note: Session) -> list[Unit]:
         if not text:
             continue
         chunks = [text[i:i + TURN_CHUNK_CHARS] for i in range(0, len(text), TURN_CHUNK_CHARS)]
+        said = turn.timestamp or note.started
         for chunk in chunks:
             prefix = f"[{when}] " if when else ""
             line = f"{prefix}{speaker}: {chunk}"
             context = f"{units[-1].embed_text}\n{speaker}: {chunk}" if units else None
             units.append(Unit(anchor=turn.anchor, embed_text=line,
                               lexical=" ".join(tokenize(f"{line} {romanised[speaker]}")),
-                              snippet=line[:240], context=context, timed=says_when(chunk)))
+                              snippet=line[:240], context=context, timed=says_when(chunk),
+                              dates=_days_named(chunk, said)))
     return units
+
+
+def _days_named(text: str, said: Any) -> tuple[str, ...]:
+    """The days a turn names, resolved against when it was said (vault_engine/text/when.py):
+    one-off dates only — a recurring time ("every Monday") has no single day."""
+    if said is None:
+        return ()
+    from vault_engine.text.when import mentions
+
+    days = []
+    for m in mentions(text, said):
+        if m.when is not None and not m.recurring and m.granularity in ("day", "minute"):
+            day = m.when.date().isoformat()
+            if day not in days:
+                days.append(day)
+    return tuple(days[:4])
 
 
 def build_record(note: Note) -> NoteRecord:

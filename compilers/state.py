@@ -21,7 +21,7 @@ from .digest import Fragment, make_fragment
 from .graph import Edge, resolve_edges
 from .records import NoteRecord
 
-RECORD_CACHE_VERSION = 9  # 8: Chinese BM25 words and speakers' names in pinyin; 9: turns that say when
+RECORD_CACHE_VERSION = 10  # 8: Chinese BM25 words, speakers in pinyin; 10: turns' time and days
 
 
 @dataclass

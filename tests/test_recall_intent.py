@@ -208,3 +208,33 @@ def test_a_single_answer_question_keeps_its_order(vault_path: Path) -> None:
             settings=RecallSettings(diversify=diversify), telemetry=False)["nodes"]]
 
     assert order(True) == order(False)
+
+
+def test_a_day_a_turn_names_is_resolved_and_matched(vault_path: Path) -> None:
+    """"Last Saturday", said on Wednesday 10 May 2023, is 6 May: a question about 6 May finds
+    that session through the day its turn names, not only through the session's own date."""
+    for sid, ms, text in (
+            ("chat-sat", 1_683_712_800_000, "I ran the charity race last Saturday."),  # 10 May
+            ("chat-tue", 1_683_626_400_000, "I ran the charity race, it was great.")):  # 9 May
+        ingest(Vault.open(vault_path), [(f"{sid}.json", json.dumps(
+            {"id": sid, "timestamp": ms, "channel": "chat", "turns": [
+                {"id": "m1", "role": "user", "name": "Mel", "content": text,
+                 "timestamp": ms}]}).encode())])
+    vault = Vault.open(vault_path)
+    compile_vault(vault, CompileOptions(embedder=HASH))
+    build = A.current_build(vault.state_dir)
+    assert build is not None
+    rows = {r["note"]: r for r in map(json.loads, build.path(A.UNITS).read_text().splitlines())}
+    assert rows["chat-sat"]["dates"] == ["2023-05-06"] and "dates" not in rows["chat-tue"]
+
+    def scores(weight: float) -> dict[str, float]:
+        nodes = recall(vault.state_dir, RecallQuery(text="charity race on 6 May 2023",
+                                                    mode="bm25", expand=False),
+                       embedder=None, settings=RecallSettings(date_weight=weight),
+                       telemetry=False)["nodes"]
+        return {n["id"]: n["score"] for n in nodes}
+
+    off, on = scores(0.0), scores(0.3)
+    # the day its turn names matches exactly; the other session only by month
+    assert on["chat-sat"] - off["chat-sat"] == pytest.approx(0.3, abs=1e-3)
+    assert on["chat-tue"] - off["chat-tue"] == pytest.approx(0.15, abs=1e-3)

@@ -120,9 +120,11 @@ def score_notes(index: RecallIndex, fused: dict[int, float], query: RecallQuery,
         units.sort(key=lambda x: -x[1])
         score = sum(w * s / best for w, (_, s) in zip(SESSION_TURN_WEIGHTS, units, strict=False))
         score += settings.session_bm25_weight * note_bm25(node)
-        if dates:
-            score += settings.date_weight * date_match(index.row(units[0][0]).get("when"),
-                                                       dates)
+        if dates:  # the note's own date, or a day its best turns name ("yesterday" → 7 May)
+            rows = [index.row(u) for u, _ in units[:3]]
+            score += settings.date_weight * max(
+                [date_match(rows[0].get("when"), dates)]
+                + [date_match(day, dates) for row in rows for day in row.get("dates") or ()])
         if index.node_quality is not None:
             score *= float(index.node_quality[node])  # poor feedback: × 0.5 (seed 003 §3.2.1)
         if named and node not in named:  # the person the question names did not speak here
