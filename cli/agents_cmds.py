@@ -82,11 +82,14 @@ def context(obj: Any, budget: int, query: str | None, top_k: int, as_json: bool)
               help="stdin: ingest after this many new messages (and at the end).")
 @click.option("--channel", default=None, help="Recorded on the session (e.g. telegram).")
 @click.option("--agent-name", "agent_name", default=None, help="Recorded on the session.")
+@click.option("--redact/--no-redact", default=True, show_default=True,
+              help="Replace API keys, tokens, private keys and passwords before anything is "
+                   "written (the stdin spool under .alaya/ too).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document at the end.")
 @click.pass_obj
 def capture(obj: Any, source: str, session: str | None, follow: bool, poll: float,
             idle: float | None, batch: int, channel: str | None, agent_name: str | None,
-            as_json: bool) -> None:
+            redact: bool, as_json: bool) -> None:
     """Capture a running conversation (JSONL messages) into a session note, with a
     checkpoint: a crash or a restart neither loses nor duplicates a turn.
 
@@ -121,7 +124,7 @@ def capture(obj: Any, source: str, session: str | None, follow: bool, poll: floa
         if not session:
             raise UsageError("stdin needs --session ID", fix="alaya capture - --session chat-1")
         stats = capture_stream(vault, sys.stdin.buffer, session, batch=batch, meta=meta,
-                               on_flush=progress)
+                               on_flush=progress, redact=redact)
     else:
         path = Path(source).expanduser()
         stop = {"now": False}
@@ -133,7 +136,7 @@ def capture(obj: Any, source: str, session: str | None, follow: bool, poll: floa
         try:
             stats = capture_file(vault, path, session or path.stem, follow=follow,
                                  poll_s=poll, idle_s=idle, should_stop=lambda: stop["now"],
-                                 meta=meta, on_flush=progress)
+                                 meta=meta, on_flush=progress, redact=redact)
         except KeyboardInterrupt:
             return
     if as_json:
@@ -219,3 +222,7 @@ def sync(obj: Any, remote: str, branch: str | None, rebase: bool, no_push: bool,
             + (", pushed" if result.pushed else "")))
     for c in result.conflicts:
         echo(warn(f"contested after the merge: {c} (see reports/contradictions.md)"))
+    for c in result.scalar_conflicts:
+        path, key = c.rsplit(" ", 1)
+        echo(warn(f"both machines changed `{key}` in {path}: ours kept, theirs in "
+                  f"`{key}_theirs` (see reports/contradictions.md)"))

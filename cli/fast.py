@@ -66,28 +66,36 @@ def _server(vault: Path) -> dict[str, str] | None:
         return None
 
 
-def _post(url: str, body: bytes, token: str | None, timeout: float = 30.0) -> tuple[int, bytes]:
-    """POST to the local server over a plain socket: urllib and http.client cost 20–35 ms to
-    import, more than the request itself. The server speaks HTTP/1.0-style (one request per
-    connection), so the reply ends when the socket closes."""
+def exchange(hostport: str, request: bytes, timeout: float = 30.0) -> bytes:
+    """Send `request` as it is to HOST:PORT and read the reply until the server closes."""
     import socket
 
-    rest = url.split("://", 1)[-1]
-    hostport = rest.split("/", 1)[0]
     host, _, port = hostport.rpartition(":")
-    head = (f"POST /recall HTTP/1.1\r\nHost: {hostport}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n")
-    if token:
-        head += f"Authorization: Bearer {token}\r\n"
     with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
-        sock.sendall(head.encode("latin-1") + b"\r\n" + body)
+        sock.sendall(request)
         chunks = []
         while True:
             chunk = sock.recv(65536)
             if not chunk:
                 break
             chunks.append(chunk)
-    raw = b"".join(chunks)
+    return b"".join(chunks)
+
+
+def _post(url: str, body: bytes, token: str | None, timeout: float = 30.0,
+          agent: str | None = None) -> tuple[int, bytes]:
+    """POST to the local server over a plain socket: urllib and http.client cost 20–35 ms to
+    import, more than the request itself. The server speaks HTTP/1.0-style (one request per
+    connection), so the reply ends when the socket closes."""
+    rest = url.split("://", 1)[-1]
+    hostport = rest.split("/", 1)[0]
+    head = (f"POST /recall HTTP/1.1\r\nHost: {hostport}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n")
+    if token:
+        head += f"Authorization: Bearer {token}\r\n"
+    if agent:
+        head += f"X-Alaya-Agent: {agent}\r\n"
+    raw = exchange(hostport, head.encode("latin-1") + b"\r\n" + body, timeout)
     header, _, payload = raw.partition(b"\r\n\r\n")
     status = int(header.split(b" ", 2)[1])
     if b"transfer-encoding: chunked" in header.lower():
@@ -99,10 +107,19 @@ def simple_recall(argv: list[str]) -> tuple[Path, dict[str, object]] | None:
     """(vault, recall JSON) for `[--vault V] recall … --json` with simple options; None when
     the full CLI must handle the command."""
     vault = ""
-    if argv[:1] == ["--vault"] and len(argv) > 1:
-        vault, argv = argv[1], argv[2:]
-    elif argv and argv[0].startswith("--vault="):
-        vault, argv = argv[0].split("=", 1)[1], argv[1:]
+    while argv and argv[0].split("=", 1)[0] in ("--vault", "--agent"):
+        if "=" in argv[0]:
+            name, value = argv[0].split("=", 1)
+            argv = argv[1:]
+        elif len(argv) > 1:
+            name, value = argv[0], argv[1]
+            argv = argv[2:]
+        else:
+            return None
+        if name == "--vault":
+            vault = value
+        else:
+            os.environ["ALAYA_AGENT"] = value  # the engine's caller (store/namespaces.py)
     if argv[:1] != ["recall"]:
         return None
     query = _query(argv[1:])
@@ -120,7 +137,8 @@ def try_server(argv: list[str]) -> tuple[int, str] | None:
     if info is None:
         return None
     try:
-        status, payload = _post(info["url"], json.dumps(query).encode("utf-8"), info.get("token"))
+        status, payload = _post(info["url"], json.dumps(query).encode("utf-8"), info.get("token"),
+                                agent=os.environ.get("ALAYA_AGENT") or None)
         body = json.loads(payload)
     except (OSError, ValueError, IndexError, KeyError):
         return None  # the server went away or answered oddly: answer in-process

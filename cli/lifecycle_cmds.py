@@ -16,8 +16,10 @@ from .output import echo, emit_json, json_option, no_commit_option, ok, pass_jso
 
 @click.command()
 @click.argument("files", nargs=-1, required=True)
-@click.option("--redact", is_flag=True,
-              help="Replace API keys, tokens, private keys and passwords before writing.")
+@click.option("--redact/--no-redact", default=True, show_default=True,
+              help="Replace API keys, tokens, private keys and passwords (English and Chinese "
+                   "phrasing) with [REDACTED:kind] before anything is written — the note and "
+                   "the raw file. --no-redact keeps them as they are.")
 @json_option
 @no_commit_option
 @click.pass_obj
@@ -28,7 +30,8 @@ def ingest(obj: Any, files: tuple[str, ...], redact: bool, as_json: bool, no_com
     FILES are paths or globs; `-` reads stdin. Every turn gets a block anchor (^t1, ^t2 …)
     so evidence can cite it; the raw input is kept beside the note, unchanged. Ingesting the
     same session again changes nothing; a session that grew gets only its new turns. Input
-    is checked completely first: bad or truncated input writes nothing.
+    is checked completely first: bad or truncated input writes nothing. Secrets are redacted
+    unless --no-redact.
 
     \b
     Examples:
@@ -133,19 +136,21 @@ def trace(obj: Any, ref: str, context: int, as_json: bool) -> None:
     Example:
       alaya trace "Plugins.allow lists only discord"
     """
-    from dataclasses import asdict
-
+    from vault_engine.recall.served import served_trace
     from vault_engine.recall.trace import trace as run_trace
+    from vault_engine.text.injection import is_injection
+    from vault_engine.text.secrets import redact
 
-    result = run_trace(obj.vault(), ref, context=max(0, context))
+    vault = obj.vault()
+    result = run_trace(vault, ref, context=max(0, context))
     if as_json:
-        emit_json(asdict(result))
+        emit_json(served_trace(result, vault.caller))
     else:
-        echo(style(f"Tracing {result.id or result.path}: \"{result.title}\"", bold=True))
+        echo(style(f"Tracing {result.id or result.path}: \"{redact(result.title)}\"", bold=True))
         if result.claims:
             echo("\n=== Claims ===")
             for c in result.claims:
-                echo(f"  {c['id']}: {c['text']}")
+                echo(f"  {c['id']}: {redact(str(c['text']))}")
         echo("\n=== Source sessions ===")
         for s in result.sessions:
             echo(f"- {s.id} ({s.started or 'undated'})  {s.path}")
@@ -157,7 +162,11 @@ def trace(obj: Any, ref: str, context: int, as_json: bool) -> None:
                 mark = style(" ← evidence for " + ", ".join(t.evidence_for), fg="green") \
                     if t.evidence_for else ""
                 who = t.name or t.role
-                echo(f"[{t.anchor}] {who}: {t.text.strip()}{mark}")
+                text = redact(t.text.strip())
+                if is_injection(text):
+                    text = "(reads as a prompt injection: kept in the file, never obeyed) " + (
+                        text if vault.caller.is_owner else "[withheld]")
+                echo(f"[{t.anchor}] {who}: {text}{mark}")
             if s.raw:
                 echo(f"  (full session: {s.path}, raw file {s.raw})")
         for u in result.unresolved:

@@ -54,7 +54,7 @@ def lint(obj: Any, fmt: str, strict: bool, select: tuple[str, ...], ignore: tupl
       alaya lint --write-report --commit       # refresh and commit reports/lint.md
       alaya lint --select broken-wikilink,secret-detected --strict
     """
-    from lint import run_lint
+    from lint import public_report, run_lint
     from lint.report import to_sarif, write_report
     from lint.rules import RULES
 
@@ -87,10 +87,11 @@ def lint(obj: Any, fmt: str, strict: bool, select: tuple[str, ...], ignore: tupl
     else:
         _render(report)
     wanted = write_report_ or bool(vault.config.get("lint", "write_report"))
-    if wanted and not no_report:
+    if wanted and not no_report:  # a note every agent reads: the shared notes' findings only
         commit = (commit_report or bool(vault.config.get("lint", "commit_report"))) \
             and not no_commit
-        write_report(vault, report, commit=commit)
+        write_report(vault, public_report(vault, report, select=split, ignore=skip),
+                     commit=commit)
     failed = report.errors or (strict and report.warnings)
     sys.exit(1 if failed else 0)
 

@@ -105,9 +105,13 @@ def _json_requested(ctx: click.Context) -> bool:
               envvar="ALAYA_VAULT", show_envvar=True,
               help="Vault folder. Default: $ALAYA_VAULT, else the vault around the working "
                    "directory (nearest alaya.toml upwards), else ~/.alaya.")
+@click.option("--agent", default=None, metavar="NAME",
+              help="Run as agent NAME (the same as ALAYA_AGENT=NAME): it reads and writes "
+                   "`shared` and its own namespaces only (NAME, NAME-main, NAME-ephemeral). "
+                   "Without it: the owner, who sees everything.")
 @click.version_option(__version__, prog_name="alaya")
 @click.pass_context
-def cli(ctx: click.Context, vault_path: Path | None) -> None:
+def cli(ctx: click.Context, vault_path: Path | None, agent: str | None) -> None:
     """alaya — long-term memory for AI agents in a markdown vault under git.
 
     Notes are Obsidian-style markdown with YAML frontmatter: cards with claims and evidence,
@@ -116,11 +120,26 @@ def cli(ctx: click.Context, vault_path: Path | None) -> None:
     Exit codes: 0 ok, 1 findings or failure, 2 usage error. Add --json to any command for
     machine-readable output. NO_COLOR disables colour.
     """
+    import os
+
     from vault_engine.store.history import set_command
+    from vault_engine.store.namespaces import AGENT_ENV, Caller
 
     from .locate import find_vault
 
     set_command(ctx.invoked_subcommand)  # the Alaya-Command: trailer of this run's commits
+    if agent is not None:
+        before = os.environ.get(AGENT_ENV)
+        os.environ[AGENT_ENV] = Caller.of_agent(agent).agent or ""
+
+        def restore() -> None:  # in-process callers (tests, CliRunner) get the old value back
+            if before is None:
+                os.environ.pop(AGENT_ENV, None)
+            else:
+                os.environ[AGENT_ENV] = before
+
+        ctx.call_on_close(restore)
+    Caller.from_env()  # a bad ALAYA_AGENT is a usage error before anything runs
     ctx.obj = AppContext(vault_path or Path(find_vault()))
 
 

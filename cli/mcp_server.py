@@ -91,7 +91,7 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
                 state["reranker"] = get_reranker(vault.config)
             return run(vault.state_dir, q, embedder=embedder() if mode != "bm25" else None,
                        settings=RecallSettings.from_config(vault.config), resident=True,
-                       reranker=state["reranker"])
+                       reranker=state["reranker"], caller=vault.caller)
         except AlayaError as exc:
             raise fail(exc) from None
 
@@ -105,10 +105,10 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
 
         try:
             if b:
-                return find_paths(vault.state_dir, a, b, max_hops=max_hops)
+                return find_paths(vault.state_dir, a, b, max_hops=max_hops, caller=vault.caller)
             threshold = float(vault.config.get("recall", "rel_similarity_threshold"))
             return neighbourhood(vault.state_dir, a, rels=tuple(r.upper() for r in relations or ()),
-                                 depth=depth, threshold=threshold)
+                                 depth=depth, threshold=threshold, caller=vault.caller)
         except AlayaError as exc:
             raise fail(exc) from None
 
@@ -116,22 +116,21 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
     def trace(card: str, context: int = 1) -> dict[str, Any]:
         """From a card (id or title) back to the sessions and the exact turns its claims came
         from, with `context` turns around each."""
+        from vault_engine.recall.served import served_trace
         from vault_engine.recall.trace import trace as run
 
         try:
-            return asdict(run(vault, card, context=max(0, context)))
+            return served_trace(run(vault, card, context=max(0, context)), vault.caller)
         except AlayaError as exc:
             raise fail(exc) from None
 
     @server.tool()
     def get(ref: str) -> dict[str, Any]:
         """One note by id, title, alias or vault path: frontmatter, claims, relations, body."""
-        from vault_engine.store.serialize import note_dict
+        from vault_engine.recall.served import served_note
 
-        try:
-            note = vault.load().find(ref)
-            _check_visible(note, namespace)
-            return note_dict(note)
+        try:  # the agent's view (its own + shared), secrets masked, injections withheld
+            return served_note(vault.load().find(ref), vault.caller)
         except AlayaError as exc:
             raise fail(exc) from None
 
@@ -208,7 +207,7 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
         from vault_engine.care.status import status as run
 
         try:
-            data = run(vault.state_dir)
+            data = run(vault.state_dir, caller=vault.caller)
         except AlayaError as exc:
             raise fail(exc) from None
         check = check_artifacts(vault)
@@ -240,8 +239,8 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
         if what not in ("relations", "node-types"):
             raise ToolError("what must be 'relations' or 'node-types'")
         try:
-            return schema_node_types(vault.state_dir) if what == "node-types" \
-                else schema_relations(vault.state_dir)
+            return schema_node_types(vault.state_dir, vault.caller) if what == "node-types" \
+                else schema_relations(vault.state_dir, vault.caller)
         except AlayaError as exc:
             raise fail(exc) from None
 
@@ -250,25 +249,9 @@ def build_server(root: Path, *, agent: str | None = None) -> Any:
 
 def agent_namespace(agent: str | None) -> str | None:
     """This agent's private namespace: `<agent>` when an agent name is given (flag or
-    ALAYA_AGENT), else none (the vault's default namespace)."""
+    ALAYA_AGENT), else none (the owner)."""
     import os
 
-    from vault_engine.store.ids import is_valid_id
+    from vault_engine.store.namespaces import Caller
 
-    name = agent or os.environ.get("ALAYA_AGENT")
-    if not name:
-        return None
-    if not is_valid_id(name):
-        from vault_engine.errors import UsageError
-
-        raise UsageError(f"agent name {name!r} is not usable as a namespace",
-                         fix="use letters, digits, '-' and '_'")
-    return name
-
-
-def _check_visible(note: Any, namespace: str | None) -> None:
-    from vault_engine.errors import NotFoundError
-
-    if namespace and note.namespace not in ("shared", namespace):
-        raise NotFoundError("no such note in this agent's memory",
-                            fix="ask for a shared note or one of this agent's own")
+    return Caller.of_agent(agent or os.environ.get("ALAYA_AGENT")).agent

@@ -233,21 +233,35 @@ def export(obj: Any, fmt: str, output: Path, as_json: bool) -> None:
               help="Port (0: a free one; written to .alaya/serve.json).")
 @click.option("--token", envvar="ALAYA_SERVE_TOKEN", default=None, show_envvar=True,
               help="Require `Authorization: Bearer TOKEN` on every request.")
-@click.option("--allow-remote", is_flag=True, help="Allow a non-loopback --host (needs --token).")
+@click.option("--allow-remote", is_flag=True,
+              help="Allow a non-loopback --host (needs --token); also lifts the Host/Origin "
+                   "allow-list.")
 @click.option("--no-watch", is_flag=True, help="Do not recompile on changes.")
+@click.option("--agent", default=None, envvar="ALAYA_AGENT", show_envvar=True,
+              help="Answer for this agent only: its own namespaces and `shared`. Without it, "
+                   "each request may name its agent in an X-Alaya-Agent header (none: the "
+                   "owner).")
+@click.option("--max-body", type=click.IntRange(1024, 16 * 1024 * 1024), default=65536,
+              show_default=True, help="Largest request body in bytes (larger: 413).")
+@click.option("--workers", type=click.IntRange(1, 256), default=None,
+              help="Worker threads answering requests (default: twice the cores, 4–32); "
+                   "more connections wait in the listen backlog (1024).")
 @click.pass_obj
 def serve(obj: Any, host: str, port: int, token: str | None, allow_remote: bool,
-          no_watch: bool) -> None:
+          no_watch: bool, agent: str | None, max_body: int, workers: int | None) -> None:
     """Keep recall resident: artifacts and the embedder loaded, the watcher inside.
 
     `alaya recall … --json` uses the server automatically while it runs (no click, numpy or
-    engine imports in the client). Agents can POST the recall JSON to /recall. Stop with
-    Ctrl-C or SIGTERM.
+    engine imports in the client). Agents can POST the recall JSON to /recall. Requests must
+    name this server by a loopback Host (DNS rebinding is refused); bodies over --max-body
+    get 413, malformed requests 400. Stop with Ctrl-C or SIGTERM.
 
     \b
     Examples:
       alaya serve
       curl -s -X POST http://127.0.0.1:PORT/recall -d '{"query": "gateway restart"}'
+      curl -s -X POST http://127.0.0.1:PORT/recall -H 'X-Alaya-Agent: ops-bot' \\
+          -d '{"query": "gateway restart"}'
     """
     import signal
 
@@ -255,7 +269,7 @@ def serve(obj: Any, host: str, port: int, token: str | None, allow_remote: bool,
 
     vault = obj.vault()
     server = RecallServer(vault, host=host, port=port, token=token, allow_remote=allow_remote,
-                          watch=not no_watch)
+                          watch=not no_watch, agent=agent, max_body=max_body, workers=workers)
 
     def handle(signum: int, frame: object) -> None:
         server.stop.set()

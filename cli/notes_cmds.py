@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -12,7 +13,6 @@ from vault_engine.errors import UsageError
 from vault_engine.store import cards as card_ops
 from vault_engine.store.init_vault import init_vault
 from vault_engine.store.model import Card, Entity, Session
-from vault_engine.store.serialize import note_dict
 
 from .output import (
     echo,
@@ -149,7 +149,9 @@ def new(obj: object, source: str | None, title: str | None, card_type: str,
 @click.command()
 @click.argument("ref")
 @json_option
-@click.option("--raw", is_flag=True, help="Print the file exactly as stored.")
+@click.option("--raw", is_flag=True,
+              help="Print the file as stored, secrets masked (read the file itself for its "
+                   "exact bytes).")
 @click.pass_obj
 @pass_json
 def show(obj: object, ref: str, as_json: bool, raw: bool) -> None:
@@ -160,14 +162,19 @@ def show(obj: object, ref: str, as_json: bool, raw: bool) -> None:
       alaya show card-7f3a2c1d
       alaya show "Gateway restart drops Telegram notices" --json
     """
+    from vault_engine.recall.served import served_note
+    from vault_engine.text.secrets import redact
+
     vault = obj.vault()  # type: ignore[attr-defined]
-    note = vault.load().find(ref)
+    note = vault.load().find(ref)  # only what this caller may see (store/namespaces.py)
     if raw:
-        click.echo(vault.abspath(note.path).read_text(encoding="utf-8"), nl=False)
+        click.echo(redact(vault.abspath(note.path).read_text(encoding="utf-8")), nl=False)
         return
     if as_json:
-        emit_json(note_dict(note))
+        emit_json(served_note(note, vault.caller))
         return
+    data = served_note(note, vault.caller)  # secrets masked; injected turns withheld
+    note = _masked_view(note, data)
     kind = note.kind if not isinstance(note, Card) else f"{note.type or 'card'} card"
     echo(style(note.title, bold=True) + f"  [{kind}]  " + style(note.id or "(no id)", fg="cyan"))
     echo(f"  {note.path}")
@@ -194,6 +201,18 @@ def show(obj: object, ref: str, as_json: bool, raw: bool) -> None:
     if note.body.strip():
         echo("")
         echo(note.body.rstrip())
+
+
+def _masked_view(note: Any, data: dict[str, Any]) -> Any:
+    """The note with the served (masked) title, body and claims, for the text rendering."""
+    import dataclasses
+
+    changes: dict[str, Any] = {"title": data["title"], "body": data.get("body", note.body)}
+    if getattr(note, "claims", None):
+        texts = {c["id"]: c["text"] for c in data.get("claims", [])}
+        changes["claims"] = tuple(dataclasses.replace(c, text=texts.get(c.id, c.text))
+                                  for c in note.claims)
+    return dataclasses.replace(note, **changes)
 
 
 def _link_output(result: card_ops.LinkResult, as_json: bool) -> None:

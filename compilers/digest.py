@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,3 +114,42 @@ def digest_header(records: Sequence[NoteRecord], edges: Sequence[Edge],
                    "by_kind": dict(sorted(counts.items()))},
         "pages": None,
     })
+
+
+def audience_digests(records: Sequence[NoteRecord], tiers: dict[str, TierResult],
+                     out_edges: Mapping[str, Sequence[Edge]], frags: Sequence[Fragment]
+                     ) -> dict[str | None, str]:
+    """The digest every reader may see (key None: `shared` only) and one per agent (shared
+    plus that agent's own namespaces) — the files `.alaya/agent-digest.json` and
+    `.alaya/digest/<agent>.json`. A page keeps only the relations that point at another page
+    of the same digest; the cached page text is reused when nothing had to go."""
+    from vault_engine.errors import UsageError
+    from vault_engine.store.namespaces import Caller, agent_of
+
+    audiences: dict[str | None, Caller] = {None: Caller.public()}
+    for rec in records:
+        name = agent_of(rec.namespace)
+        if name and name not in audiences:
+            try:
+                audiences[name] = Caller.of_agent(name)
+            except UsageError:
+                continue  # a namespace no agent can be named after: nobody's digest
+    out: dict[str | None, str] = {}
+    for name, caller in audiences.items():
+        mine = [(rec, f) for rec, f in zip(records, frags, strict=True)
+                if caller.may_read(rec.namespace)]
+        keys = {rec.key for rec, _ in mine}
+        pages: list[str] = []
+        n_edges = 0
+        for rec, frag in mine:
+            if not frag.page:
+                continue
+            edges = out_edges.get(rec.key, ())
+            kept = [e for e in edges if e.target in keys]
+            n_edges += len(kept)
+            pages.append(frag.page if len(kept) == len(edges) else
+                         _ENC.encode(page_dict(rec, tiers[rec.key], kept)))
+        header = digest_header([rec for rec, _ in mine], [], [f for _, f in mine if f.page])
+        header = header.replace('"relations":0', f'"relations":{n_edges}', 1)
+        out[name] = header.replace('"pages":null', '"pages":[' + ",".join(pages) + "]") + "\n"
+    return out

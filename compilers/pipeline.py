@@ -22,6 +22,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from vault_engine import artifacts as A
@@ -31,7 +32,7 @@ from vault_engine.recall.bm25 import pack_shards
 from vault_engine.store.frontmatter import format_datetime
 from vault_engine.store.vault import Vault
 
-from .digest import digest_header, fingerprint
+from .digest import audience_digests, digest_header, fingerprint
 from .embeddings import EmbeddingCache, embed_texts, text_key
 from .graph import build_graph, edges_by_source
 from .lexical import write_lexical_shards, write_note_documents
@@ -98,7 +99,7 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     timer.lap("tiers")
     embedder = options.embedder or get_embedder(vault.config, batch=True)
     turn_context = bool(vault.config.get("embedding", "turn_context"))
-    if _up_to_date(prev, records, usage, embedder.id, stats, options) and \
+    if _up_to_date(prev, records, usage, embedder.id, stats, options, state) and \
             bool(prev and prev.get("turn_context", True)) == turn_context:
         # Nothing to do: the published build already describes this vault exactly.
         stats.build = ""
@@ -236,12 +237,13 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     }
     stats.build = build_id
     timer.lap("manifest")
-    publish(state, tmp, build_id, manifest, stats, timer)
+    publish(state, tmp, build_id, manifest, stats, timer,
+            digests=audience_digests(records, tiers, out_edges, frags))
     return stats
 
 
 def _up_to_date(prev: dict[str, Any] | None, records: Sequence[NoteRecord], usage: Usage,
-                embedder_id: str, stats: CompileStats, options: CompileOptions) -> bool:
+                embedder_id: str, stats: CompileStats, options: CompileOptions, state: Path) -> bool:
     """Does the published build already describe this vault exactly — its notes, and what
     usage makes of them (tiers, temperatures to 3 decimals, quality, CO_OCCURS)?"""
     if prev is None or options.full or stats.parsed or stats.deleted or stats.malformed:
@@ -252,6 +254,8 @@ def _up_to_date(prev: dict[str, Any] | None, records: Sequence[NoteRecord], usag
         return False
     if prev.get("usage_sig") != usage.signature:
         return False
+    if not (state / A.PUBLIC_DIGEST).exists():
+        return False  # the agents' digests are missing (deleted, or an older alaya)
     notes = prev.get("notes", {})
     if len(notes) != len(records):
         return False

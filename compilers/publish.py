@@ -19,7 +19,8 @@ KEEP_BUILDS = 2
 
 
 def publish(state: Path, tmp: Path, build_id: str, manifest: dict[str, Any],
-             stats: CompileStats, timer: Timer) -> None:
+            stats: CompileStats, timer: Timer,
+            digests: dict[str | None, str] | None = None) -> None:
     timer.lap("publish")
     timer.total()
     manifest["timings_ms"] = stats.ms
@@ -30,8 +31,25 @@ def publish(state: Path, tmp: Path, build_id: str, manifest: dict[str, Any],
     os.replace(tmp, final)
     atomic_write(state / A.CURRENT, json.dumps({"schema": A.SCHEMA_VERSION,
                                                 "build": build_id}).encode())
+    if digests is not None:
+        publish_digests(state, digests)
     builds = sorted((p for p in (state / A.BUILDS).iterdir() if p.is_dir()),
                     key=lambda p: p.stat().st_mtime_ns)
     for old in builds[:-KEEP_BUILDS]:
         if old.name != build_id:
             shutil.rmtree(old, ignore_errors=True)
+
+
+def publish_digests(state: Path, digests: dict[str | None, str]) -> None:
+    """`.alaya/agent-digest.json` (shared only) and `.alaya/digest/<agent>.json`, each
+    replaced atomically; the digest of an agent that no longer has notes is removed."""
+    folder = state / A.AGENT_DIGESTS
+    for name, text in digests.items():
+        target = state / A.PUBLIC_DIGEST if name is None else folder / f"{name}.json"
+        atomic_write(target, text.encode("utf-8"), durable=False)
+        if name is not None:
+            os.chmod(target, 0o600)  # one agent's memory: not for every local user either
+    if folder.is_dir():
+        for old in folder.glob("*.json"):
+            if old.stem not in digests:
+                old.unlink(missing_ok=True)

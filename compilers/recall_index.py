@@ -11,6 +11,8 @@ cards) or parse the digest (3.4 s). This writes what recall needs as numpy array
 - `out_indptr/out_indices/out_types/out_weights.npy` and the same `in_*`: the graph's
   adjacency (CSR) in both directions, relation types as indexes into `meta.json`;
 - `unit_ns.npy` (int16): each unit's namespace, as an index into info.json's `namespaces`;
+  `node_ns.npy` (int16) the same per graph node (traverse and expansion check every node
+  they reach against the caller's namespaces);
   `unit_tier.npy` (int8): 0 HOT, 1 WARM, 2 COLD — so the common query filters and looks up
   vectors without decoding a unit's JSON row;
 - `unit_timed.npy` (int8): 1 for a session turn that says when (a date, a relative day, how
@@ -92,6 +94,8 @@ def write_recall_arrays(folder: Path, records: Sequence[NoteRecord], edges: Sequ
     np.save(folder / "node_unit.npy", node_unit)
     np.save(folder / "unit_ns.npy", np.array(unit_ns, dtype=np.int16))
     np.save(folder / "unit_timed.npy", np.array(unit_timed, dtype=np.int8))
+    np.save(folder / "node_ns.npy", np.array([ns_index[r.namespace] for r in nodes],
+                                             dtype=np.int16))
     if context is not None and len(context[0]):
         rows, matrix = context
         context_row = np.full(len(unit_lines), -1, dtype=np.int32)

@@ -14,6 +14,8 @@ from vault_engine.store.frontmatter import format_datetime
 from vault_engine.store.model import Card, Entity, Note, Session, Tombstone
 from vault_engine.store.serialize import claim_dict, jsonable
 from vault_engine.text.timed import says_when
+from vault_engine.text.injection import is_injection
+from vault_engine.text.secrets import has_secret, redact
 from vault_engine.text.tokens import tokenize
 
 # Kinds that become recall targets; the rest (templates, reports, archive, MEMORY.md …) are
@@ -101,8 +103,14 @@ def _card_text(note: Note, claims: list[str], extra: list[str]) -> str:
 
 
 def _turn_units(note: Session) -> list[Unit]:
+    """One unit per turn (chunk). A turn that reads as a prompt injection gets none, and the
+    turn after it is not read together with it: recall never serves it (docs/security.md).
+    Snippets carry no secret a hand-written note may still hold."""
     units: list[Unit] = []
     day = note.started.date().isoformat() if note.started else None
+    marked = note.meta.get("injection_turns")
+    flagged = {str(a) for a in marked} if isinstance(marked, list) else set()
+    previous_ok = True
     from vault_engine.text.names import name_forms
 
     romanised: dict[str, str] = {}  # 李娜 → "li na lina": an English question finds her turns
@@ -115,12 +123,19 @@ def _turn_units(note: Session) -> list[Unit]:
         text = plain(turn.text)
         if not text:
             continue
+        if turn.anchor in flagged or is_injection(turn.text):
+            previous_ok = False
+            continue
+        if has_secret(text):
+            text = redact(text)
         chunks = [text[i:i + TURN_CHUNK_CHARS] for i in range(0, len(text), TURN_CHUNK_CHARS)]
         said = turn.timestamp or note.started
         for chunk in chunks:
             prefix = f"[{when}] " if when else ""
             line = f"{prefix}{speaker}: {chunk}"
-            context = f"{units[-1].embed_text}\n{speaker}: {chunk}" if units else None
+            context = f"{units[-1].embed_text}\n{speaker}: {chunk}" \
+                if units and previous_ok else None
+            previous_ok = True
             units.append(Unit(anchor=turn.anchor, embed_text=line,
                               lexical=" ".join(tokenize(f"{line} {romanised[speaker]}")),
                               snippet=line[:240], context=context, timed=says_when(chunk),
@@ -160,7 +175,8 @@ def build_record(note: Note) -> NoteRecord:
             embed = _card_text(note, claim_texts, extra)
             lexical = "\n".join([note.title, " ".join(note.aliases), " ".join(note.tags),
                                  *claim_texts, plain(note.body)[:LEXICAL_CHARS], *extra])
-            snippet = (claim_texts[0] if claim_texts else plain(note.body))[:240]
+            snippet = (claim_texts[0] if claim_texts else plain(note.body))[:400]
+            snippet = (redact(snippet) if has_secret(snippet) else snippet)[:240]
             units = [Unit(anchor=None, embed_text=embed, lexical=" ".join(tokenize(lexical)),
                           snippet=snippet)]
     relations = tuple(RelationRef(type=r.type, target=r.target, weight=float(r.weight),
@@ -181,9 +197,10 @@ def build_record(note: Note) -> NoteRecord:
         speakers = {t.name for t in note.turns if t.name}
         extra_fields = {"turns": len(note.turns), "channel": note.channel, "agent": note.agent,
                         "speakers": sorted({f for n in speakers for f in name_forms(n)})}
+    title = redact(note.title) if has_secret(note.title) else note.title
     return NoteRecord(
         path=note.path, checksum=note.checksum, key=note.id or f"path:{note.path}",
-        id=note.id, kind=note.kind, title=note.title, stem=note.stem, aliases=note.aliases,
+        id=note.id, kind=note.kind, title=title, stem=note.stem, aliases=note.aliases,
         tags=note.tags, namespace=note.namespace,
         type=card.type if card else (note.entity_type if isinstance(note, Entity) else None),
         pinned=bool(card.pinned) if card else False,
@@ -192,7 +209,15 @@ def build_record(note: Note) -> NoteRecord:
         importance=card.importance if card else None,
         source_sessions=card.source_sessions if card else (),
         relations=relations, evidence_targets=evidence,
-        claims=tuple(jsonable(claim_dict(c)) for c in claims), units=tuple(units),
+        claims=tuple(_masked(jsonable(claim_dict(c))) for c in claims), units=tuple(units),
         extra=extra_fields, volatile=note.meta.get("volatile") is True,
         stale=(str(note.meta.get("stale_reason") or "something it depends on changed")
                if note.meta.get("stale") is True else None))
+
+
+def _masked(claim: dict[str, Any]) -> dict[str, Any]:
+    """A claim for the digest and claims.jsonl, with any secret in its text masked."""
+    text = claim.get("text")
+    if isinstance(text, str) and has_secret(text):
+        claim = {**claim, "text": redact(text)}
+    return claim

@@ -92,6 +92,20 @@ def run_lint(vault: Vault, *, select: Sequence[str] = (), ignore: Sequence[str] 
     return LintReport(findings=findings, rules=sorted(active))
 
 
+def public_report(vault: Vault, report: LintReport, *, select: Sequence[str] = (),
+                  ignore: Sequence[str] = ()) -> LintReport:
+    """The findings reports/lint.md may hold: those of the notes every reader sees (`shared`),
+    found without looking at any private note — so a finding's message never names one.
+    Reuses `report` when the caller's view already is that."""
+    from vault_engine.store.namespaces import Caller
+
+    public = Caller.public()
+    index = vault.load()
+    if all(public.sees(n) for n in index.notes) and not index.hidden:
+        return report
+    return run_lint(vault.as_caller(public), select=select, ignore=ignore)
+
+
 def _owner(code: str) -> str:
     """The rule whose check emits `code` (codes registered with `also=`)."""
     from .rules import OWNERS

@@ -134,7 +134,10 @@ def _linkable_kinds(note: Note) -> bool:
       also=(("unreadable-note", "error", "a file that is not readable UTF-8 text"),
             ("malformed-relation", "error", "a `relations:` item alaya cannot read"),
             ("malformed-claim", "error", "a `claims:` item alaya cannot read"),
-            ("invalid-id", "error", "an id with characters ids may not have")))
+            ("invalid-id", "error", "an id with characters ids may not have"),
+            ("duplicate-key", "error", "a frontmatter key written twice (YAML keeps only "
+                                       "the last)"),
+            ("symlink", "warning", "a symlink in the vault (never followed)")))
 def _parse_issues(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
     for issue in ctx.index.issues:
         yield emit(issue.code, issue.path, issue.line, issue.message, issue.fix)
@@ -565,7 +568,11 @@ def _sessions(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
 
 @rule("secret-detected", "error", "an API key, token, private key or password in a note")
 def _secrets(ctx: LintContext, emit: Emit) -> Iterator[Finding]:
-    for rel in ctx.vault.note_paths():
+    # the notes this caller may see, readable or not (never a symlink)
+    paths = sorted({n.path for n in ctx.index.notes}
+                   | {i.path for i in ctx.index.issues if i.code != "symlink"
+                      and i.path.endswith(".md")})
+    for rel in paths:
         try:
             text = ctx.vault.read_bytes(rel).decode("utf-8", errors="replace")
         except OSError:

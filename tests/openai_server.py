@@ -18,13 +18,20 @@ class FakeOpenAI:
 
     `srv.faults` is a queue of behaviours for the next requests: "500", "429", "timeout",
     "malformed", "short" (fewer vectors than inputs), "bad-index" (a rerank result pointing
-    past the documents). Requests are recorded in `srv.requests`.
+    past the documents), "drip" (a valid answer sent one byte
+    every `drip_s`: never a read timeout, always too slow), "retry-after:N" (429 with
+    `Retry-After: N`), "huge" (an answer of `huge_bytes` streamed without a Content-Length)
+    and "huge-announced" (a Content-Length of `huge_bytes`, then the same stream). Requests
+    are recorded in `srv.requests`, with the monotonic time each arrived.
 
     `POST …/rerank` scores each document by its cosine to the query (the hash embedder);
     a document containing `srv.rerank_prefer` scores 1 more, so a test can name the winner.
     """
 
     def __init__(self, dim: int = 64, sleep_s: float = 2.0) -> None:
+        self.drip_s = 2.0
+        self.huge_bytes = 300 * 1024 * 1024
+        self.sent_bytes = 0  # what the last "huge" answer managed to send before the client quit
         self.embedder = HashEmbedder(dim)
         self.faults: deque[str] = deque()
         self.completions: deque[str] = deque()  # scripted chat answers, in order
@@ -43,12 +50,20 @@ class FakeOpenAI:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with outer.lock:
                     outer.requests.append({"path": self.path, "body": body,
-                                           "auth": self.headers.get("Authorization")})
+                                           "auth": self.headers.get("Authorization"),
+                                           "at": time.monotonic()})
                     fault = outer.faults.popleft() if outer.faults else None
                 if fault == "timeout":
                     time.sleep(outer.sleep_s)
                 if fault in ("500", "429"):
                     return self._send(int(fault), {"error": {"message": "scripted failure"}})
+                if fault and fault.startswith("retry-after:"):
+                    return self._send(429, {"error": {"message": "slow down"}},
+                                      extra={"Retry-After": fault.split(":", 1)[1]})
+                if fault == "drip":
+                    return self._drip()
+                if fault in ("huge", "huge-announced"):
+                    return self._huge(announced=fault == "huge-announced")
                 if fault == "malformed":
                     return self._send(200, None, raw=b"{not json")
                 if self.path.endswith("/chat/completions"):
@@ -86,12 +101,45 @@ class FakeOpenAI:
                 self._send(200, {"model": body.get("model"), "results":
                                  results[:int(body.get("top_n") or len(results))]})
 
-            def _send(self, status: int, obj: Any, raw: bytes | None = None) -> None:
+            def _drip(self) -> None:
+                payload = json.dumps({"choices": [{"message": {"content": "{}"}}]}).encode()
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    for i in range(len(payload)):
+                        self.wfile.write(payload[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(outer.drip_s)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def _huge(self, announced: bool) -> None:
+                chunk = b"x" * 65536
+                outer.sent_bytes = 0
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    if announced:
+                        self.send_header("Content-Length", str(outer.huge_bytes))
+                    self.end_headers()
+                    while outer.sent_bytes < outer.huge_bytes:
+                        self.wfile.write(chunk)
+                        outer.sent_bytes += len(chunk)
+                except (BrokenPipeError, ConnectionResetError, OSError):
+                    pass
+                self.close_connection = True
+
+            def _send(self, status: int, obj: Any, raw: bytes | None = None,
+                      extra: dict[str, str] | None = None) -> None:
                 payload = raw if raw is not None else json.dumps(obj).encode()
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(payload)))
+                    for k, v in (extra or {}).items():
+                        self.send_header(k, v)
                     self.end_headers()
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):

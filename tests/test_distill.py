@@ -176,7 +176,11 @@ def test_llm_distiller_accepts_the_seed_shape(vault_path: Path, llm: FakeOpenAI)
     request = llm.requests[0]
     assert request["path"] == "/v1/chat/completions" and request["auth"] == "Bearer sk-llm-secret"
     prompt = request["body"]["messages"][1]["content"]
-    assert "[t3] assistant (main):" in prompt and "[t8]" not in prompt  # "ok" gated out
+    # each turn a JSON object between nonce markers (the transcript is data, issue #13)
+    assert '{"id": "t3", "role": "assistant", "name": "main"' in prompt
+    assert '"id": "t8"' not in prompt  # "ok" gated out
+    nonce = prompt.split("<transcript-", 1)[1].split(">", 1)[0]
+    assert f"</transcript-{nonce}>" in prompt and nonce in request["body"]["messages"][0]["content"]
     assert json.loads(result.output)["sessions"][0]["distiller"] == "llm:test-model"
 
 

@@ -143,3 +143,25 @@ def test_non_note_conflict_aborts_and_leaves_the_branch(machines: tuple[Path, Pa
     assert res.exit_code == 1 and "notes.txt" in res.output
     assert git.Repo(b).head.commit.hexsha == head and (b / "notes.txt").read_text() == "from b\n"
     assert not git.Repo(b).is_dirty()
+
+
+def test_a_title_changed_on_both_machines_is_reported(machines: tuple[Path, Path]) -> None:
+    """A scalar both machines changed (issue #13): ours stays, theirs is kept as
+    `title_theirs`, and both the sync output and reports/contradictions.md say so."""
+    a, b = machines
+    edit(a / "cards" / "ttl.md", "title: Cache TTL", "title: Cache time-to-live")
+    commit(a, "A: title")
+    edit(b / "cards" / "ttl.md", "title: Cache TTL", "title: 缓存过期时间")
+    commit(b, "B: title")
+    assert CliRunner().invoke(cli, ["--vault", str(a), "sync", "--no-compile"]).exit_code == 0
+    res = CliRunner().invoke(cli, ["--vault", str(b), "sync", "--no-compile", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["scalar_conflicts"] == ["cards/ttl.md title"]
+    text = (b / "cards" / "ttl.md").read_text()
+    assert "title: 缓存过期时间" in text and "title_theirs: Cache time-to-live" in text
+    report = (b / "reports" / "contradictions.md").read_text()
+    assert "`title`" in report and "缓存过期时间" in report and "Cache time-to-live" in report
+    assert "title_theirs" in report
+    human = CliRunner().invoke(cli, ["--vault", str(b), "sync", "--no-compile"])
+    assert "both machines changed `title` in cards/ttl.md" in human.output
+    assert git.Repo(b).head.commit.message.startswith("sync: 0 claim(s) and 1 value(s)")

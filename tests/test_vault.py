@@ -42,6 +42,7 @@ def test_create_never_clobbers(vault: Vault) -> None:
 
 
 def test_human_edit_between_read_and_write_is_merged(vault: Vault) -> None:
+    """The human changed the frontmatter too (the region alaya edits): re-read, re-applied."""
     rel = _card(vault)
     calls = {"n": 0}
 
@@ -49,7 +50,8 @@ def test_human_edit_between_read_and_write_is_merged(vault: Vault) -> None:
         calls["n"] += 1
         if calls["n"] == 1:
             text = (vault.root / rel).read_text(encoding="utf-8")
-            (vault.root / rel).write_text(text.replace("body\n", "body, edited by a human\n"),
+            (vault.root / rel).write_text(text.replace("body\n", "body, edited by a human\n")
+                                          .replace("title: A\n", "title: A\ntags: [h]\n"),
                                           encoding="utf-8")
 
     def edit(doc: NoteText) -> None:
@@ -57,9 +59,29 @@ def test_human_edit_between_read_and_write_is_merged(vault: Vault) -> None:
 
     vault.update_note(rel, edit, _before_write=human_saves)
     final = (vault.root / rel).read_text(encoding="utf-8")
-    assert "body, edited by a human" in final
+    assert "body, edited by a human" in final and "tags: [h]" in final
     assert "{type: Y, target: '[[C]]'}" in final
     assert final.count("type: Y") == 1 and calls["n"] == 2
+
+
+def test_human_body_edit_during_a_frontmatter_edit_is_merged_at_the_replace(
+        vault: Vault) -> None:
+    """Only the body changed under alaya's frontmatter edit (issue #13): the two regions are
+    taken from each side at the replace itself — no re-read, nothing lost."""
+    rel = _card(vault)
+    calls = {"n": 0}
+
+    def human_saves() -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            path = vault.root / rel
+            path.write_text(path.read_text().replace("body\n", "body, typed meanwhile\n"))
+
+    vault.update_note(rel, lambda doc: doc.frontmatter.append_item(
+        "relations", FlowMap(type="Y", target="[[C]]")), _before_write=human_saves)
+    final = (vault.root / rel).read_text(encoding="utf-8")
+    assert "body, typed meanwhile" in final and "{type: Y, target: '[[C]]'}" in final
+    assert calls["n"] == 1
 
 
 def test_crash_mid_write_leaves_original_and_no_temp(vault: Vault, monkeypatch) -> None:

@@ -15,6 +15,10 @@
     graph.pickle            networkx MultiDiGraph of cards, entities, sessions, notes
     agent-digest.json       the compact view for agents that read files
     claims.jsonl            one claim per line
+  agent-digest.json         the digest every agent may read: `shared` notes only
+  digest/<agent>.json       one per agent: `shared` plus that agent's own namespaces
+                            (both replaced atomically with each build; the build's own
+                            agent-digest.json is the whole vault, for the engine)
   cache/embeddings.sqlite   (embedder id, text hash) → vector; survives every build
   cache/records.pickle      per-note parse results keyed by path + checksum
   telemetry/recall.jsonl    append-only recall events
@@ -35,8 +39,8 @@ from typing import Any
 
 SCHEMA_VERSION = 1
 # bumped whenever a build's set of files or their layout changes (11: Chinese BM25 words;
-# 12: recall/unit_timed.npy)
-FORMAT = 12
+# 12: node_ns.npy and the agents' digests; 13: recall/unit_timed.npy)
+FORMAT = 13
 CURRENT = "current.json"
 BUILDS = "builds"
 MANIFEST = "manifest.json"
@@ -46,6 +50,8 @@ LEXICAL = "lexical"
 LEXICAL_NOTES = "lexical-notes"  # BM25 with one document per note (a whole session)
 GRAPH = "graph.pickle"
 DIGEST = "agent-digest.json"
+PUBLIC_DIGEST = "agent-digest.json"  # .alaya/agent-digest.json: shared notes only
+AGENT_DIGESTS = "digest"  # .alaya/digest/<agent>.json: shared + that agent's own
 CLAIMS = "claims.jsonl"
 RECALL = "recall"  # compact arrays for recall (compilers/recall_index.py)
 EMBED_CACHE = "cache/embeddings.sqlite"
@@ -81,6 +87,19 @@ class Build:
 
         with self.path(GRAPH).open("rb") as fh:
             return pickle.load(fh)
+
+    def unit_namespaces(self) -> tuple[list[str], Any, Any] | None:
+        """(namespace names, each unit's namespace index, each unit's tier code 0 HOT 1 WARM
+        2 COLD) from the recall arrays; None for a build without them."""
+        import numpy as np
+
+        folder = self.path(RECALL)
+        try:
+            info = json.loads((folder / "info.json").read_text(encoding="utf-8"))
+            return (list(info.get("namespaces") or []), np.load(folder / "unit_ns.npy"),
+                    np.load(folder / "unit_tier.npy"))
+        except (OSError, ValueError):
+            return None
 
     def vector_index(self, tier: str, mmap: bool = True) -> Any:
         """The FAISS index of a tier (None if the tier has no vectors)."""

@@ -25,6 +25,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "max_note_bytes": 10_000_000,  # larger .md files are reported and skipped
         "lock_timeout_s": 30.0,
         "review": False,  # agents' writes go to the proposal branch (vault_engine/collab/review.py)
+        "sessions_namespace": "agent",  # agent: an agent's sessions are its own | shared
+        "ephemeral_ttl_hours": 24.0,  # <agent>-ephemeral notes are archived this long after
         "timezone": "",  # IANA zone for dates said in sessions and shown to people; "": the system's
     },
     "git": {
@@ -39,8 +41,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "base_url": "",
         "batch_size": 32,
         "concurrency": 4,
-        "timeout_s": 30.0,
+        "timeout_s": 30.0,  # a deadline for a whole request, retries included
         "max_retries": 4,
+        "max_response_bytes": 16 * 1024 * 1024,  # a larger answer is refused unread
+        "max_retry_after_s": 60.0,  # a longer Retry-After fails instead of waiting
         "threads": 0,  # bundled model: 0 = every core when compiling, one for queries
         "turn_context": True,  # also embed each session turn with the turn before it
     },
@@ -48,8 +52,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "provider": "rules",  # rules (offline distiller) | openai (any /v1/chat/completions)
         "base_url": "",
         "model": "",
-        "timeout_s": 120.0,
+        "timeout_s": 120.0,  # a deadline for a whole call, retries included
         "max_retries": 2,
+        "max_response_bytes": 16 * 1024 * 1024,
+        "max_retry_after_s": 60.0,
         "daily_call_budget": 200,
     },
     "distill": {  # seed 004 L2/L3

@@ -61,6 +61,10 @@ class AmbiguousError(AlayaError):
     """More than one note matches the reference."""
 
 
+class NamespaceError(AlayaError):
+    """The caller (an agent) may not read or change a note of another agent's namespace."""
+
+
 class ConflictError(AlayaError):
     """The file changed on disk since it was read and the change cannot be merged."""
 

@@ -59,6 +59,11 @@ def diagnose(root: Path) -> list[Check]:
                                 "[git] author in alaya.toml",
                                 "git config user.name 'You' && git config user.email you@example.com",
                                 severity="warning"))
+        if (root / ".git" / "index.lock").exists():
+            checks.append(Check("git-lock", False, "git's index is locked (.git/index.lock): "
+                                "a git command is running, or one was killed — alaya cannot "
+                                "commit until it is gone",
+                                "if no git command is running, remove .git/index.lock"))
         raw_uncommitted = git.get("uncommitted")
         uncommitted = [p for p in raw_uncommitted if isinstance(p, str)] if isinstance(
             raw_uncommitted, list) else []
@@ -72,13 +77,24 @@ def diagnose(root: Path) -> list[Check]:
         return checks
     vault = Vault(root, config)
     index = vault.load()
-    if index.issues:
-        checks.append(Check("notes", False, f"{len(index.issues)} note(s) could not be read",
+    if not vault.caller.is_owner:  # file names are titles: an agent sees only its own
+        checks = [_visible_items(c, index) for c in checks]
+    links = [i for i in index.issues if i.code == "symlink"]
+    unreadable = [i for i in index.issues if i.code != "symlink"]
+    if unreadable:
+        checks.append(Check("notes", False, f"{len(unreadable)} note(s) could not be read",
                             "fix each file as described, the rest of the vault still works",
                             items=tuple(f"{i.path}:{i.line or 1}: {i.message} (fix: {i.fix})"
-                                        for i in index.issues)))
+                                        for i in unreadable)))
     else:
         checks.append(Check("notes", True, f"{len(index.notes)} notes parse cleanly"))
+    if links:
+        checks.append(Check("symlinks", False, f"{len(links)} symlink(s) in the vault: never "
+                            "followed, so what they point at is not part of the memory",
+                            "replace each with the real file or folder, or move it out of the "
+                            "vault", severity="warning",
+                            items=tuple(f"{i.path}: {i.message}" for i in links)))
+    checks += _interrupted_checks(vault)
     bad_ids = [f"{i.path}:{i.line}: {i.message}" for n in index.notes for i in n.issues
                if i.code == "invalid-id"]
     if bad_ids:
@@ -100,9 +116,84 @@ def diagnose(root: Path) -> list[Check]:
     if leftovers:
         checks.append(Check("temp-files", False,
                             f"{len(leftovers)} temp file(s) left by an interrupted write",
-                            "delete them: the notes themselves were never half-written",
-                            severity="warning", items=tuple(leftovers)))
+                            "alaya doctor --fix  (the notes themselves were never "
+                            "half-written)", severity="warning",
+                            items=tuple(leftovers) if vault.caller.is_owner else ()))
     return checks
+
+
+def _visible_items(check: Check, index: object) -> Check:
+    """A check's listed paths cut to the notes the caller may see (and the files beside them)."""
+    import dataclasses
+
+    seen = {n.path[:-3] for n in getattr(index, "notes", [])}
+    kept = tuple(i for i in check.items if i.split(".", 1)[0] in seen)
+    if len(kept) == len(check.items):
+        return check
+    return dataclasses.replace(check, items=kept + (f"(and {len(check.items) - len(kept)} in "
+                                                    "notes this agent may not see)",))
+
+
+def _interrupted_checks(vault: Vault) -> list[Check]:
+    """Commands killed after writing and before committing (store/journal.py)."""
+    from vault_engine.store.journal import interrupted
+
+    items = [i for i in interrupted(vault.state_dir) if i.paths]
+    if not items:
+        return []
+    return [Check("interrupted", False, f"{len(items)} command(s) were interrupted before "
+                  "their commit: their files are written but not committed",
+                  "alaya doctor --fix  (or any alaya command that writes: it commits them "
+                  "first)", items=tuple(f"{(i.message or '?').splitlines()[0]}: "
+                                        + ", ".join(i.paths) for i in items)
+                  if vault.caller.is_owner else ())]
+
+
+@dataclass
+class Repair:
+    name: str
+    message: str
+
+
+def repair(root: Path) -> list[Repair]:
+    """`alaya doctor --fix`: commit what interrupted commands wrote, remove temp files left by
+    interrupted writes, unfinished builds and the announcement of a server that died."""
+    import json
+    import os
+    import shutil
+
+    from vault_engine import artifacts as A
+    from vault_engine.store.journal import interrupted, recover
+
+    vault = Vault.open(root)
+    out: list[Repair] = []
+    with vault.locked():
+        pending = [i for i in interrupted(vault.state_dir) if i.paths]
+        shas = recover(vault)
+        if pending:
+            out.append(Repair("interrupted", f"committed {sum(len(i.paths) for i in pending)} "
+                              f"file(s) of {len(pending)} interrupted command(s)"
+                              + (f" ({', '.join(s[:10] for s in shas)})" if shas else "")))
+        temps = [p for p in vault.root.rglob(f"*{TMP_MARKER}*") if ".git" not in p.parts
+                 and not p.is_symlink()]
+        for p in temps:
+            p.unlink(missing_ok=True)
+        if temps:
+            out.append(Repair("temp-files", f"removed {len(temps)} temp file(s)"))
+    partial = list((vault.state_dir / A.BUILDS).glob("*.partial")) \
+        if (vault.state_dir / A.BUILDS).is_dir() else []
+    for p in partial:
+        shutil.rmtree(p, ignore_errors=True)
+    if partial:
+        out.append(Repair("partial-builds", f"removed {len(partial)} unfinished build(s)"))
+    serve = vault.state_dir / "serve.json"
+    if serve.exists():
+        try:
+            os.kill(int(json.loads(serve.read_text(encoding="utf-8"))["pid"]), 0)
+        except (OSError, ValueError, KeyError, TypeError):
+            serve.unlink(missing_ok=True)
+            out.append(Repair("serve", "removed the announcement of a server that is gone"))
+    return out
 
 
 def _artifact_checks(vault: Vault) -> list[Check]:

@@ -75,8 +75,10 @@ def feedback(vault: Vault, verdict: str, ref: str, *, claim: str | None = None,
              commit: bool = True) -> FeedbackResult:
     if verdict not in VERDICTS:
         raise UsageError(f"unknown verdict {verdict!r}", fix="use " + ", ".join(VERDICTS))
-    index = vault.load()
-    note = index.find(ref)
+    from vault_engine.store.namespaces import find_writable
+
+    index = vault.load()  # what the caller sees: another agent's notes are neither changed
+    note = find_writable(index, ref, vault.caller)  # nor marked stale as dependants
     key = _key(note)
     now = clock()
     if verdict in ("useful", "not-useful"):

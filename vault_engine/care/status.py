@@ -15,6 +15,7 @@ from typing import Any
 from vault_engine import artifacts as A
 from vault_engine.errors import NotCompiledError
 from vault_engine.store.model import CORE_RELATIONS, SYMMETRIC_RELATIONS
+from vault_engine.store.namespaces import Caller
 from vault_engine.telemetry import read_events
 
 GENERIC_RELATIONS = {"RELATES_TO"}
@@ -28,6 +29,23 @@ def _build(state_dir: Path) -> A.Build:
     return build
 
 
+def visible_digest(build: A.Build, caller: Caller | None) -> dict[str, Any]:
+    """The build's digest as `caller` (default: this process's) may see it: pages of
+    readable namespaces, each with only the relations that point at another of them."""
+    digest = build.digest()
+    caller = caller if caller is not None else Caller.from_env()
+    if caller.is_owner:
+        return digest
+    pages = [p for p in digest["pages"] if caller.may_read(p.get("namespace"))]
+    ids = {p["id"] for p in pages}
+    for p in pages:
+        p["relations"] = [r for r in p["relations"] if r["target"] in ids]
+    digest["pages"] = pages
+    digest["counts"] = {**digest["counts"], "pages": len(pages),
+                        "claims": sum(p.get("claim_count", 0) for p in pages)}
+    return digest
+
+
 def relation_counts(digest: dict[str, Any]) -> Counter[str]:
     counts: Counter[str] = Counter()
     for page in digest["pages"]:
@@ -39,8 +57,8 @@ def relation_counts(digest: dict[str, Any]) -> Counter[str]:
     return counts
 
 
-def schema_relations(state_dir: Path) -> dict[str, Any]:
-    counts = relation_counts(_build(state_dir).digest())
+def schema_relations(state_dir: Path, caller: Caller | None = None) -> dict[str, Any]:
+    counts = relation_counts(visible_digest(_build(state_dir), caller))
     core = [{"type": t, "uses": counts.get(t, 0), "symmetric": t in SYMMETRIC_RELATIONS}
             for t in CORE_RELATIONS]
     custom = []
@@ -56,8 +74,8 @@ def schema_relations(state_dir: Path) -> dict[str, Any]:
             "core_types": len(CORE_RELATIONS), "custom_types": len(custom)}
 
 
-def schema_node_types(state_dir: Path) -> dict[str, Any]:
-    digest = _build(state_dir).digest()
+def schema_node_types(state_dir: Path, caller: Caller | None = None) -> dict[str, Any]:
+    digest = visible_digest(_build(state_dir), caller)
     kinds = Counter(p["kind"] for p in digest["pages"])
     card_types = Counter(p["type"] or "untyped" for p in digest["pages"] if p["kind"] == "card")
     entity_types = Counter(p["type"] or "untyped" for p in digest["pages"]
@@ -67,10 +85,29 @@ def schema_node_types(state_dir: Path) -> dict[str, Any]:
             "cards": kinds.get("card", 0), "sessions": kinds.get("session", 0)}
 
 
-def status(state_dir: Path) -> dict[str, Any]:
+def _visible_vectors(build: A.Build, manifest: dict[str, Any], caller: Caller | None
+                     ) -> tuple[int, dict[str, int]]:
+    """(units, vectors per tier) the caller may search: the manifest's totals for the owner,
+    counted from the per-unit namespace and tier arrays for an agent."""
+    caller = caller if caller is not None else Caller.from_env()
+    if caller.is_owner:
+        return manifest["counts"]["units"], manifest["counts"]["vectors"]
+    arrays = build.unit_namespaces()
+    if arrays is None:
+        return 0, {"HOT": 0, "WARM": 0}
+    names, unit_ns, unit_tier = arrays
+    allowed = {i for i, n in enumerate(names) if caller.may_read(n)}
+    tiers = [int(t) for ns, t in zip(unit_ns.tolist(), unit_tier.tolist(), strict=True)
+             if ns in allowed]
+    return len(tiers), {"HOT": tiers.count(0), "WARM": tiers.count(1)}
+
+
+def status(state_dir: Path, caller: Caller | None = None) -> dict[str, Any]:
+    caller = caller if caller is not None else Caller.from_env()
     build = _build(state_dir)
     manifest = build.manifest()
-    digest = build.digest()
+    digest = visible_digest(build, caller)
+    units, vectors = _visible_vectors(build, manifest, caller)
     pages = digest["pages"]
     sessions = [p for p in pages if p["kind"] == "session"]
     starts = sorted(p["created"] for p in sessions if p.get("created"))
@@ -97,35 +134,42 @@ def status(state_dir: Path) -> dict[str, Any]:
                                              if p["kind"] == "card").most_common()),
                   "links": dict(relation_counts(digest).most_common()),
                   "claims": digest["counts"]["claims"]},
-        "vectors": {"units": manifest["counts"]["units"],
+        "vectors": {"units": units,
                     "context_vectors": manifest["counts"].get("context_vectors", 0),
                     "tiers": {t: tiers.get(t, 0) for t in A.TIERS},
-                    "vectors": manifest["counts"]["vectors"],
+                    "vectors": vectors,
                     "bytes": sizes, "embedder": manifest["embedder"]},
         "temperature": histogram,
         "compile": {"build": build.build_id, "compiled_at": manifest.get("compiled_at"),
                     "timings_ms": manifest.get("timings_ms", {}),
-                    "malformed": manifest.get("malformed", {})},
+                    # an unparseable note's namespace is unknown: only the owner sees them
+                    "malformed": manifest.get("malformed", {}) if caller.is_owner else {}},
         "telemetry": {"recall_events": events},
     }
 
 
-def export(state_dir: Path, vault_root: Path, fmt: str, output: Path) -> dict[str, Any]:
+def export(state_dir: Path, vault_root: Path, fmt: str, output: Path,
+           caller: Caller | None = None) -> dict[str, Any]:
     """GraphML (read back by networkx with the same nodes and edges) or a markdown copy of
-    the cards by type with an index."""
+    the cards by type with an index — of the notes `caller` may see. Files are copied only
+    through the vault's path gate: never a symlink, never a path that leaves the vault."""
     build = _build(state_dir)
+    caller = caller if caller is not None else Caller.from_env()
     output = Path(output).expanduser()
     if fmt == "graphml":
         import networkx as nx
 
         graph = build.graph()
+        if not caller.is_owner:
+            graph = graph.subgraph([n for n, d in graph.nodes(data=True)
+                                    if caller.may_read(d.get("namespace") or None)]).copy()
         output.parent.mkdir(parents=True, exist_ok=True)
         nx.write_graphml(graph, output)
         return {"format": fmt, "output": str(output), "nodes": graph.number_of_nodes(),
                 "edges": graph.number_of_edges()}
     if fmt != "markdown":
         raise ValueError(fmt)
-    digest = build.digest()
+    digest = visible_digest(build, caller)
     output.mkdir(parents=True, exist_ok=True)
     by_type: dict[str, list[dict[str, Any]]] = {}
     copied = 0
@@ -134,9 +178,9 @@ def export(state_dir: Path, vault_root: Path, fmt: str, output: Path) -> dict[st
             continue
         ctype = page["type"] or "untyped"
         by_type.setdefault(ctype, []).append(page)
-        src = vault_root / page["path"]
+        src = _inside(vault_root, page["path"])
         dest = output / "cards" / ctype / Path(page["path"]).name
-        if src.exists():
+        if src is not None:
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dest)
             copied += 1
@@ -153,3 +197,21 @@ def export(state_dir: Path, vault_root: Path, fmt: str, output: Path) -> dict[st
                                                     "cards": copied}), encoding="utf-8")
     return {"format": fmt, "output": str(output), "cards": copied,
             "types": {t: len(v) for t, v in sorted(by_type.items())}}
+
+
+def _inside(root: Path, rel: str) -> Path | None:
+    """`root/rel` if it is a regular file inside the vault reached without a symlink."""
+    root = root.resolve()
+    full = root / rel
+    probe = root
+    for part in Path(rel).parts:
+        probe = probe / part
+        if probe.is_symlink():
+            return None
+    try:
+        resolved = full.resolve()
+    except OSError:
+        return None
+    if root not in resolved.parents or not resolved.is_file():
+        return None
+    return full

@@ -42,6 +42,7 @@ class Item:
     id: str | None
     diff: str
     commits: list[str] = field(default_factory=list)
+    namespace: str = "shared"
 
 
 def _main_branch(vault: Vault) -> str:
@@ -109,7 +110,29 @@ def share_embedding_cache(vault: Vault, proposals: Vault) -> None:
         shutil.copy2(src, dest)
 
 
+def _namespace(root: Path, path: str) -> str:
+    """The namespace of a proposed file: its own for a note, its session note's for a raw
+    session file beside it; unknown (unparseable) counts as private to no one: `?`."""
+    from vault_engine.store.namespaces import namespace_of_text
+
+    note = path if path.endswith(".md") else None
+    if note is None:
+        folder, _, name = path.rpartition("/")
+        stem = name.split(".", 1)[0]
+        note = f"{folder}/{stem}.md" if folder else f"{stem}.md"
+    try:
+        text = (root / note).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "shared"
+    return namespace_of_text(text, note) or "?"
+
+
 def pending(vault: Vault) -> list[Item]:
+    """What the proposal branch would change that the vault's caller may see."""
+    return [i for i in _all_pending(vault) if vault.caller.may_read(i.namespace)]
+
+
+def _all_pending(vault: Vault) -> list[Item]:
     repo = _repo(vault.root)
     if not _branch_exists(repo):
         return []
@@ -133,17 +156,24 @@ def pending(vault: Vault) -> list[Item]:
             except (AlayaError, OSError, UnicodeDecodeError):
                 pass
         commits = repo.git.log("--format=%h %s", f"{main}..{BRANCH}", "--", path).splitlines()
+        root = proposals if status != "deleted" else vault.root
         items.append(Item(path=path, status=status, title=title, id=note_id,
-                          diff=repo.git.diff(rng, "--", path), commits=commits))
+                          diff=repo.git.diff(rng, "--", path), commits=commits,
+                          namespace=_namespace(root, path)))
     return items
 
 
-def select_items(items: list[Item], refs: list[str]) -> list[Item]:
+def select_items(items: list[Item], refs: list[str], hidden: list[Item] | None = None,
+                 caller: Any = None) -> list[Item]:
     if not refs:
         return items
     out = []
     for ref in refs:
         match = [i for i in items if ref in (i.path, i.id, i.title)]
+        if not match and any(ref in (i.path, i.id, i.title) for i in hidden or []):
+            from vault_engine.store.namespaces import refused
+
+            raise refused(caller, ref)
         if not match:
             raise NotFoundError(f"no pending change matches {ref!r}",
                                 fix="list them with `alaya review`")
@@ -163,11 +193,20 @@ class _Decision:
 
 
 def _decide(vault: Vault, refs: list[str] | None) -> _Decision | None:
-    items = pending(vault)
+    """The items the caller may decide on. Another agent's proposals are left pending: the
+    decision then goes item by item, never as a merge of the whole branch."""
+    every = _all_pending(vault)
+    items = [i for i in every if vault.caller.may_write(i.namespace)]
+    hidden = [i for i in every if i not in items]
     if not items:
+        if refs and hidden:
+            select_items([], refs, hidden, vault.caller)
         return None
     repo = _repo(vault.root)
-    return _Decision(items, select_items(items, refs or []), repo, _main_branch(vault),
+    chosen = select_items(items, refs or [], hidden, vault.caller)
+    if hidden:
+        items = items + hidden  # so "all of them" is never true: item by item
+    return _Decision(items, chosen, repo, _main_branch(vault),
                      identity_env(repo, vault.config.git_identity()))
 
 
@@ -233,7 +272,9 @@ def reject(vault: Vault, refs: list[str] | None = None) -> tuple[str | None, lis
 
 def edit(vault: Vault, ref: str, text: str) -> str | None:
     """Replace a proposed note's text on the proposal branch (one commit there)."""
-    items = select_items(pending(vault), [ref])
+    every = _all_pending(vault)
+    mine = [i for i in every if vault.caller.may_write(i.namespace)]
+    items = select_items(mine, [ref], [i for i in every if i not in mine], vault.caller)
     item = items[0]
     if item.status == "deleted":
         raise UsageError(f"{item.path} is proposed for deletion: nothing to edit",

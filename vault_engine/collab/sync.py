@@ -41,6 +41,9 @@ class SyncResult:
     merge_commit: str | None = None
     conflicts: list[str] = field(default_factory=list)  # "path cN": contested by the merge
     commits: list[str] = field(default_factory=list)
+    # "path key": a frontmatter value both machines changed; ours stayed, theirs is kept as
+    # `<key>_theirs` until a person picks one
+    scalar_conflicts: list[str] = field(default_factory=list)
 
 
 def ensure_merge_driver(vault: Vault, *, commit: bool = True) -> str | None:
@@ -109,8 +112,9 @@ def sync(vault: Vault, *, remote: str = "origin", branch: str | None = None,
                 if result.pushed and result.action == "up-to-date":
                     result.action = "pushed-only" if not result.pulled else result.action
         result.conflicts = _contested_by_sync(vault)
-        if result.conflicts:
-            sha = _list_conflicts(vault, result.conflicts)
+        result.scalar_conflicts = _scalar_conflicts(vault)
+        if result.conflicts or result.scalar_conflicts:
+            sha = _list_conflicts(vault, result.conflicts, result.scalar_conflicts)
             if sha:
                 result.commits.append(sha)
                 if push:
@@ -166,8 +170,23 @@ def _contested_by_sync(vault: Vault) -> list[str]:
     return out
 
 
-def _list_conflicts(vault: Vault, conflicts: list[str]) -> str | None:
-    """Name every claim the merge marked contested in reports/contradictions.md."""
+def _scalar_conflicts(vault: Vault) -> list[str]:
+    """Every `<key>_theirs` the merge driver left: "path key"."""
+    out = []
+    for note in vault.load().notes:
+        for key in note.meta:
+            base = str(key)[:-len("_theirs")]
+            if str(key).endswith("_theirs") and base and base in note.meta:
+                out.append(f"{note.path} {base}")
+    return out
+
+
+def _list_conflicts(vault: Vault, conflicts: list[str],
+                    scalars: list[str] | None = None) -> str | None:
+    """Name every claim the merge marked contested, and every frontmatter value both machines
+    changed, in reports/contradictions.md (shared notes only: every agent reads it)."""
+    from vault_engine.store.namespaces import SHARED
+
     index = vault.load()
     path = vault.root / CONTRADICTIONS
     old = path.read_text(encoding="utf-8") if path.exists() else (
@@ -183,19 +202,31 @@ def _list_conflicts(vault: Vault, conflicts: list[str]) -> str | None:
     today = now().date()
     for rel, ids in by_note.items():
         note = index.by_path(rel)
-        if note is None:
+        if note is None or note.namespace != SHARED:
             continue
         claims = {c.id: c for c in getattr(note, "claims", ())}
         texts = " vs ".join(f"{i} “{claims[i].text}”" for i in ids if i in claims)
         line = f"- {index.link(note)} {texts} (edited on two machines; found {today})"
         if line.split(" (edited")[0] not in {x.split(" (")[0] for x in lines}:
             lines.append(line)
+    for item in scalars or []:
+        rel, key = item.rsplit(" ", 1)
+        note = index.by_path(rel)
+        if note is None or note.namespace != SHARED:
+            continue
+        ours, theirs = note.meta.get(key), note.meta.get(f"{key}_theirs")
+        line = (f"- [[{note.id or note.stem}]] `{key}`: “{ours}” vs “{theirs}” (`{key}_theirs`; "
+                f"edited on two machines; found {today}) — keep one value and delete the "
+                f"other key")
+        if line.split(" (")[0] not in {x.split(" (")[0] for x in lines}:
+            lines.append(line)
     new = blocks.replace_block(old, "contradictions", "\n".join(lines) + "\n",
                                path=CONTRADICTIONS)
     if new == old:
         return None
-    with vault.transaction(f"sync: {len(conflicts)} claim(s) edited on two machines, "
-                           "listed in reports/contradictions.md") as tx:
+    with vault.transaction(f"sync: {len(conflicts)} claim(s) and {len(scalars or [])} "
+                           "value(s) edited on two machines, listed in "
+                           "reports/contradictions.md") as tx:
         if path.exists():
             tx.write(CONTRADICTIONS, new, vault.current_checksum(CONTRADICTIONS))
         else:

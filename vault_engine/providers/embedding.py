@@ -136,7 +136,9 @@ class OpenAIEmbedder:
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None,
                  batch_size: int = 32, concurrency: int = 4, timeout_s: float = 30.0,
-                 max_retries: int = 4, backoff_s: float = 0.5) -> None:
+                 max_retries: int = 4, backoff_s: float = 0.5,
+                 max_response_bytes: int = 16 * 1024 * 1024,
+                 max_retry_after_s: float = 60.0) -> None:
         if not base_url:
             raise EmbeddingError("the openai embedding provider needs a base URL",
                                  fix="set ALAYA_EMBED_BASE_URL (e.g. http://127.0.0.1:8000/v1) "
@@ -151,6 +153,8 @@ class OpenAIEmbedder:
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.backoff_s = backoff_s
+        self.max_response_bytes = max_response_bytes
+        self.max_retry_after_s = max_retry_after_s
         self.id = f"openai:{model}@{self.base_url}"
         self._dim: int | None = None
 
@@ -164,7 +168,8 @@ class OpenAIEmbedder:
         body = post_json(client, self.url, {"model": self.model, "input": list(batch)},
                          api_key=self.api_key, timeout_s=self.timeout_s,
                          max_retries=self.max_retries, backoff_s=self.backoff_s,
-                         error=EmbeddingError,
+                         max_bytes=self.max_response_bytes,
+                         max_retry_after_s=self.max_retry_after_s, error=EmbeddingError,
                          fix="check ALAYA_EMBED_BASE_URL / ALAYA_EMBED_MODEL / "
                              "ALAYA_EMBED_API_KEY and that the server is up")
         return self._parse(body, len(batch))
@@ -218,6 +223,8 @@ class EmbeddingSettings:
     timeout_s: float
     max_retries: int
     threads: int = 0  # bundled model: 0 = every core when compiling, one for queries
+    max_response_bytes: int = 16 * 1024 * 1024
+    max_retry_after_s: float = 60.0
 
 
 def embedding_settings(config: Config, env: Mapping[str, str] | None = None) -> EmbeddingSettings:
@@ -231,7 +238,8 @@ def embedding_settings(config: Config, env: Mapping[str, str] | None = None) -> 
         api_key=env.get("ALAYA_EMBED_API_KEY") or None,
         batch_size=int(sec["batch_size"]), concurrency=int(sec["concurrency"]),
         timeout_s=float(sec["timeout_s"]), max_retries=int(sec["max_retries"]),
-        threads=int(sec["threads"]))
+        threads=int(sec["threads"]), max_response_bytes=int(sec["max_response_bytes"]),
+        max_retry_after_s=float(sec["max_retry_after_s"]))
 
 
 def available_cores() -> int:
@@ -253,7 +261,9 @@ def get_embedder(config: Config, env: Mapping[str, str] | None = None, *,
     if s.provider == "openai":
         return OpenAIEmbedder(s.base_url, s.model, api_key=s.api_key, batch_size=s.batch_size,
                               concurrency=s.concurrency, timeout_s=s.timeout_s,
-                              max_retries=s.max_retries)
+                              max_retries=s.max_retries,
+                              max_response_bytes=s.max_response_bytes,
+                              max_retry_after_s=s.max_retry_after_s)
     if s.provider.startswith("hash"):  # tests and benchmarks only: "hash" or "hash384"
         digits = s.provider[4:]
         return HashEmbedder(int(digits) if digits.isdigit() else 256)

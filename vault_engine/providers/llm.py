@@ -35,6 +35,8 @@ class LLMSettings:
     timeout_s: float
     max_retries: int
     daily_call_budget: int
+    max_response_bytes: int = 16 * 1024 * 1024
+    max_retry_after_s: float = 60.0
 
 
 def llm_settings(config: Config, env: Mapping[str, str] | None = None) -> LLMSettings:
@@ -48,7 +50,9 @@ def llm_settings(config: Config, env: Mapping[str, str] | None = None) -> LLMSet
                        model=env.get("ALAYA_LLM_MODEL") or sec["model"] or "default",
                        api_key=env.get("ALAYA_LLM_API_KEY") or None,
                        timeout_s=float(sec["timeout_s"]), max_retries=int(sec["max_retries"]),
-                       daily_call_budget=int(sec["daily_call_budget"]))
+                       daily_call_budget=int(sec["daily_call_budget"]),
+                       max_response_bytes=int(sec["max_response_bytes"]),
+                       max_retry_after_s=float(sec["max_retry_after_s"]))
 
 
 class Budget:
@@ -103,6 +107,8 @@ class ChatClient:
             body = post_json(client, self.url, payload, api_key=self.settings.api_key,
                              timeout_s=self.settings.timeout_s,
                              max_retries=self.settings.max_retries, backoff_s=self.backoff_s,
+                             max_bytes=self.settings.max_response_bytes,
+                             max_retry_after_s=self.settings.max_retry_after_s,
                              error=LLMError,
                              fix="check ALAYA_LLM_BASE_URL / ALAYA_LLM_MODEL / "
                                  "ALAYA_LLM_API_KEY and that the server is up")

@@ -22,6 +22,7 @@ from typing import Any
 from vault_engine.primitives import fit_lines
 from vault_engine.store import blocks
 from vault_engine.store.vault import Vault
+from vault_engine.text.secrets import has_secret, redact
 
 _COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
 _ENTRY_RE = re.compile(r"^\[\[(?P<link>[^\]]+)\]\]\s*\((?P<type>[\w-]+)\)\s*—\s*(?P<text>.+)$")
@@ -56,7 +57,12 @@ def _lines(text: str, label: str) -> list[str]:
             out.append(f"- [{m.group('type')}] {m.group('text')} ([[{m.group('link')}]])")
             continue
         out.append(f"- [{label}] {line}")
-    return out
+    return [_clean(x) for x in out]
+
+
+def _clean(line: str) -> str:
+    """A secret a hand-written note still holds never reaches a prompt."""
+    return redact(line) if has_secret(line) else line
 
 
 def _body(vault: Vault, rel: str) -> str:
@@ -92,9 +98,11 @@ def build_context(vault: Vault, *, budget: int = 4000, query: str | None = None,
         from .query import RecallQuery, RecallSettings
 
         result = recall(vault.state_dir, RecallQuery(text=query, top_k=top_k),
-                        embedder=embedder, settings=RecallSettings.from_config(vault.config))
+                        embedder=embedder, settings=RecallSettings.from_config(vault.config),
+                        caller=vault.caller)
         shown = {x for x in sections["memory"]}
-        lines = [x for x in prompt_block(result, max_chars=10**9).splitlines() if x not in shown]
+        lines = [_clean(x) for x in prompt_block(result, max_chars=10**9).splitlines()
+                 if x not in shown]
         room = budget - used_p - used_m - 40
         sections["recall"], _, omitted["recall"] = fit_lines(lines, max(0, room))
     parts = []

@@ -14,13 +14,16 @@ from .index import RecallIndex
 from .query import RecallQuery, RecallSettings, passes
 
 
-def resolve_node(index: RecallIndex, ref: str) -> int:
+def resolve_node(index: RecallIndex, ref: str, namespaces: set[str] | None = None) -> int:
+    """A node by id or title, among the nodes of `namespaces` (None: every one) — a node the
+    caller may not see is not found, whoever owns it."""
     ref = ref.strip().removeprefix("[[").removesuffix("]]")
-    if ref in index.node_index:
+    if ref in index.node_index and index.visible(index.node_index[ref], namespaces):
         return index.node_index[ref]
     wanted = ref.casefold()
     for node, unit in enumerate(index.node_unit):
-        if unit >= 0 and str(index.row(int(unit)).get("title", "")).casefold() == wanted:
+        if unit >= 0 and str(index.row(int(unit)).get("title", "")).casefold() == wanted \
+                and index.visible(node, namespaces):
             return node
     raise UsageError(f"--from-nodes: no node {ref!r} in the compiled vault",
                      fix="pass node ids from a previous recall's nodes[].id")
@@ -49,6 +52,8 @@ def expand(index: RecallIndex, seeds: list[Hit], hits: dict[int, Hit], wanted: S
                         continue
                 else:
                     sim = 1.0 if direction == "out" else 0.8
+                if not index.visible(target, namespaces):
+                    continue
                 unit = int(index.node_unit[target])
                 if unit >= 0 and not passes(index.row(unit), query, namespaces):
                     continue

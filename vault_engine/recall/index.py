@@ -53,9 +53,11 @@ class RecallIndex:
             else None
         self.unit_tier = np.array(load("unit_tier.npy")) \
             if (folder / "unit_tier.npy").exists() else None
-        # 1 for a turn that says when (builds since format 11; before: none)
+        # 1 for a turn that says when (builds since format 13; before: none)
         self.unit_timed = np.array(load("unit_timed.npy")) \
             if (folder / "unit_timed.npy").exists() else None
+        self.node_ns = np.array(load("node_ns.npy")) if (folder / "node_ns.npy").exists() \
+            else None
         # a ranking factor per node (< 1 for poor feedback); builds before it: none
         self.node_quality = np.array(load("node_quality.npy")) \
             if (folder / "node_quality.npy").exists() else None
@@ -86,6 +88,16 @@ class RecallIndex:
         """A node's id — from one of its unit rows when it has units (no need for the list)."""
         unit = int(self.node_unit[node])
         return str(self.row(unit)["note"]) if unit >= 0 else str(self.meta["nodes"][node])
+
+    def node_namespace(self, node: int) -> str:
+        if self.node_ns is not None:
+            return self.namespaces[int(self.node_ns[node])]
+        unit = int(self.node_unit[node])
+        return str(self.row(unit).get("namespace") or "shared") if unit >= 0 else "shared"
+
+    def visible(self, node: int, namespaces: set[str] | None) -> bool:
+        """Is a node in one of `namespaces` (None: every namespace)?"""
+        return namespaces is None or self.node_namespace(node) in namespaces
 
     def node_kind(self, node: int) -> str:
         unit = int(self.node_unit[node])

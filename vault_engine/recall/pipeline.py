@@ -20,6 +20,7 @@ from typing import Any
 
 from vault_engine.errors import AlayaError, UsageError
 from vault_engine.primitives import now
+from vault_engine.store.namespaces import Caller
 
 from .expansion import expand, resolve_node
 from .fusion import Hit, boost_timed, rrf_fusion, score_notes, weighted_fusion
@@ -41,10 +42,14 @@ from .retrieval import (
 
 def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
            settings: RecallSettings | None = None, telemetry: bool = True,
-           resident: bool = False, reranker: Any = None) -> dict[str, Any]:
-    """Run a recall and return the documented JSON object. With a `reranker`
-    (vault_engine.providers.rerank, off by default) its top candidates are re-ordered by it."""
+           resident: bool = False, reranker: Any = None,
+           caller: Caller | None = None) -> dict[str, Any]:
+    """Run a recall and return the documented JSON object. `caller` (default: this process's,
+    `ALAYA_AGENT` or the owner) decides which namespaces it may search (store/namespaces.py).
+    With a `reranker` (vault_engine.providers.rerank, off by default) its top candidates are
+    re-ordered by it."""
     start = time.perf_counter()
+    caller = caller if caller is not None else Caller.from_env()
     settings = settings or RecallSettings()
     index = open_index(state_dir, resident=resident)
     top_k = query.top_k or settings.top_k
@@ -53,9 +58,8 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     if not text and not query.from_nodes:
         raise UsageError("nothing to recall: give a query, --concepts or --from-nodes",
                          fix='alaya recall "gateway restart"')
-    namespaces: set[str] | None = None
-    if not query.all_namespaces:
-        namespaces = {"shared", settings.default_namespace, *query.namespaces}
+    namespaces = caller.recall_scope(query.namespaces, query.all_namespaces,
+                                     settings.default_namespace)
 
     qvec = None
     if text and query.mode in ("hybrid", "vector"):
@@ -106,7 +110,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     if query.from_nodes:
         seeds = []
         for ref in query.from_nodes:
-            node = resolve_node(index, ref)
+            node = resolve_node(index, ref, namespaces)
             seeds.append(Hit(node=node, score=1.0, cosine=None))
         hits = {} if not text else hits
         depth = max(depth, 1)
@@ -137,7 +141,8 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
             reranked_by = reranker.id
     ranked, nodes = ranked[:top_k], nodes[:top_k]
     warnings += flag_warnings(nodes)
-    explorable = explorable_relations(index, ranked, wanted, text, {h.node for h in ranked})
+    explorable = explorable_relations(index, ranked, wanted, text, {h.node for h in ranked},
+                                      namespaces)
     latency = (time.perf_counter() - start) * 1000
     result = {
         "query": {"text": query.text, "concepts": list(query.concepts),

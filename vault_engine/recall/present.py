@@ -58,11 +58,11 @@ def _turn_before(index: RecallIndex, unit: int) -> str | None:
 
 
 def explorable_relations(index: RecallIndex, hits: Sequence[Hit], wanted: Sequence[str], text: str,
-                shown: set[int]) -> list[dict[str, Any]]:
+                shown: set[int], namespaces: set[str] | None = None) -> list[dict[str, Any]]:
     counts: dict[str, set[int]] = {}
     for h in hits:
         for target, rel, _w in index.neighbours(h.node, "out"):
-            if target not in shown:
+            if target not in shown and index.visible(target, namespaces):
                 counts.setdefault(rel, set()).add(target)
     cues = list(wanted) or query_relations(text)
     rows: list[tuple[float, int, str]] = []

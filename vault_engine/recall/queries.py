@@ -25,7 +25,9 @@ def save_query(vault: Vault, *, kind: str, title: str, query: Mapping[str, Any],
         if (vault.root / rel).exists():
             rel = f"queries/{name} ({qid}).md"
         meta = {"id": qid, "title": f"{kind}: {title}", "type": kind, "created": when,
-                "query": {k: v for k, v in query.items() if v not in (None, [], "", ())}}
+                "query": {k: v for k, v in query.items() if v not in (None, [], "", ())},
+                # an agent's saved query shows what it may read: its own, never shared
+                "namespace": vault.caller.agent}
         body = f"# {kind}: {title}\n\n" + "\n".join(lines) + "\n"
         with vault.transaction(f"{kind}: save \"{title}\" → {len(lines)} result(s)",
                                commit=commit) as tx:

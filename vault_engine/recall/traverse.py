@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vault_engine.store.namespaces import Caller
 from vault_engine.store.relations import relation_similarity
 
 from .expansion import resolve_node
@@ -35,13 +36,16 @@ def _title(index: RecallIndex, node: int) -> str:
     return str(index.row(unit).get("title")) if unit >= 0 else index.node_key(node)
 
 
-def _edges(index: RecallIndex, node: int) -> list[tuple[int, str, float, bool]]:
+def _edges(index: RecallIndex, node: int, namespaces: set[str] | None
+           ) -> list[tuple[int, str, float, bool]]:
+    """A node's edges both ways, to nodes the caller may see only."""
     out = [(t, r, w, False) for t, r, w in index.neighbours(node, "out")]
     out += [(t, r, w, True) for t, r, w in index.neighbours(node, "in")]
-    return out
+    return [e for e in out if index.visible(e[0], namespaces)]
 
 
-def _half_paths(index: RecallIndex, start: int, hops: int) -> dict[int, list[list[tuple]]]:
+def _half_paths(index: RecallIndex, start: int, hops: int,
+                namespaces: set[str] | None) -> dict[int, list[list[tuple]]]:
     """Every simple path of up to `hops` steps from `start`, keyed by its end node."""
     paths: dict[int, list[list[tuple]]] = {start: [[]]}
     frontier: list[tuple[int, list[tuple]]] = [(start, [])]
@@ -49,7 +53,7 @@ def _half_paths(index: RecallIndex, start: int, hops: int) -> dict[int, list[lis
         nxt: list[tuple[int, list[tuple]]] = []
         for node, path in frontier:
             visited = {start} | {step[1] for step in path}
-            for target, rel, weight, reverse in _edges(index, node):
+            for target, rel, weight, reverse in _edges(index, node, namespaces):
                 if target in visited:
                     continue
                 bucket = paths.setdefault(target, [])
@@ -62,14 +66,16 @@ def _half_paths(index: RecallIndex, start: int, hops: int) -> dict[int, list[lis
     return paths
 
 
-def find_paths(state_dir: Path, a: str, b: str, *, max_hops: int = 3, best: int = 3
-               ) -> dict[str, Any]:
+def find_paths(state_dir: Path, a: str, b: str, *, max_hops: int = 3, best: int = 3,
+               caller: Caller | None = None) -> dict[str, Any]:
+    """Paths among the notes `caller` (default: this process's) may see."""
     index = open_index(state_dir)
-    start, goal = resolve_node(index, a), resolve_node(index, b)
+    scope = (caller or Caller.from_env()).readable()
+    start, goal = resolve_node(index, a, scope), resolve_node(index, b, scope)
     if start == goal:
         return {"from": index.node_key(start), "to": index.node_key(goal), "paths": []}
-    forward = _half_paths(index, start, (max_hops + 1) // 2)
-    backward = _half_paths(index, goal, max_hops // 2)
+    forward = _half_paths(index, start, (max_hops + 1) // 2, scope)
+    backward = _half_paths(index, goal, max_hops // 2, scope)
     found: dict[tuple, tuple[float, list[Step]]] = {}
     for meet, left in forward.items():
         for right in backward.get(meet, []):
@@ -106,16 +112,17 @@ def find_paths(state_dir: Path, a: str, b: str, *, max_hops: int = 3, best: int 
 
 
 def neighbourhood(state_dir: Path, a: str, *, rels: Sequence[str] = (), depth: int = 1,
-                  threshold: float = 0.75) -> dict[str, Any]:
+                  threshold: float = 0.75, caller: Caller | None = None) -> dict[str, Any]:
     index = open_index(state_dir)
-    start = resolve_node(index, a)
+    scope = (caller or Caller.from_env()).readable()
+    start = resolve_node(index, a, scope)
     seen = {start: 0}
     rows = []
     frontier = [start]
     for d in range(1, depth + 1):
         nxt = []
         for node in frontier:
-            for target, rel, weight, reverse in _edges(index, node):
+            for target, rel, weight, reverse in _edges(index, node, scope):
                 if rels and (reverse or max(relation_similarity(rel, r) for r in rels)
                              < threshold):
                     continue

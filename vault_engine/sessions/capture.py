@@ -86,14 +86,15 @@ def _messages(data: bytes, stats: CaptureStats) -> tuple[list[dict[str, Any]], i
 
 
 def _flush(vault: Vault, session: str, messages: list[dict[str, Any]],
-           stats: CaptureStats, meta: dict[str, Any]) -> None:
+           stats: CaptureStats, meta: dict[str, Any], redact: bool = True) -> None:
     from .ingest import ingest
 
     if not messages:
         return
     obj = {"id": session, **meta, "turns": messages}
     try:
-        reports, sha = ingest(vault, [(f"{session}.json", json.dumps(obj).encode("utf-8"))])
+        reports, sha = ingest(vault, [(f"{session}.json", json.dumps(obj).encode("utf-8"))],
+                              redact=redact)
     except IngestError as exc:
         raise IngestError(f"capture {session}: {exc.message}", path=exc.path,
                           fix=exc.fix or "") from None
@@ -109,7 +110,8 @@ def capture_file(vault: Vault, source: Path, session: str, *, follow: bool = Fal
                  poll_s: float = 0.5, idle_s: float | None = None,
                  should_stop: Callable[[], bool] = lambda: False,
                  meta: dict[str, Any] | None = None,
-                 on_flush: Callable[[CaptureStats], None] | None = None) -> CaptureStats:
+                 on_flush: Callable[[CaptureStats], None] | None = None,
+                 redact: bool = True) -> CaptureStats:
     _check_session(session)
     stats = CaptureStats(session)
     last_change = time.monotonic()
@@ -128,7 +130,7 @@ def capture_file(vault: Vault, source: Path, session: str, *, follow: bool = Fal
             messages, end = _messages(data, stats)
             if len(messages) != point.get("turns"):
                 before = stats.appended
-                _flush(vault, session, messages, stats, meta or {})
+                _flush(vault, session, messages, stats, meta or {}, redact)
                 if on_flush and stats.appended > before:
                     on_flush(stats)
             _save_checkpoint(vault, session, {"source": str(source), "offset": end,
@@ -143,9 +145,11 @@ def capture_file(vault: Vault, source: Path, session: str, *, follow: bool = Fal
 
 def capture_stream(vault: Vault, lines: Iterable[bytes], session: str, *, batch: int = 1,
                    meta: dict[str, Any] | None = None,
-                   on_flush: Callable[[CaptureStats], None] | None = None) -> CaptureStats:
+                   on_flush: Callable[[CaptureStats], None] | None = None,
+                   redact: bool = True) -> CaptureStats:
     """stdin: every complete line is spooled (fsync) before it counts; the spool is what gets
-    ingested. Messages with an `id` already in the spool are skipped after a restart."""
+    ingested. Messages with an `id` already in the spool are skipped after a restart. With
+    `redact`, a line's secrets are replaced before it reaches the spool."""
     _check_session(session)
     stats = CaptureStats(session)
     spool = _state_dir(vault) / f"{session}.jsonl"
@@ -167,24 +171,28 @@ def capture_stream(vault: Vault, lines: Iterable[bytes], session: str, *, batch:
                 continue
             if isinstance(msg, dict) and msg.get("id") is not None:
                 seen.add(str(msg["id"]))
+            if redact:
+                from vault_engine.text.secrets import redact_input
+
+                line = redact_input(line)
             os.write(fd, line)
             os.fsync(fd)
             pending += 1
             if pending >= batch:
-                _flush_spool(vault, spool, session, stats, meta, on_flush)
+                _flush_spool(vault, spool, session, stats, meta, on_flush, redact)
                 pending = 0
     finally:
         os.close(fd)
-    _flush_spool(vault, spool, session, stats, meta, on_flush)
+    _flush_spool(vault, spool, session, stats, meta, on_flush, redact)
     return stats
 
 
 def _flush_spool(vault: Vault, spool: Path, session: str, stats: CaptureStats,
                  meta: dict[str, Any] | None,
-                 on_flush: Callable[[CaptureStats], None] | None) -> None:
+                 on_flush: Callable[[CaptureStats], None] | None, redact: bool = True) -> None:
     messages, _ = _messages(spool.read_bytes(), stats)
     before = stats.appended
-    _flush(vault, session, messages, stats, meta or {})
+    _flush(vault, session, messages, stats, meta or {}, redact)
     if on_flush and stats.appended > before:
         on_flush(stats)
 

@@ -273,6 +273,14 @@ def _quote(text: str) -> str:
     return "\n".join("> " + line if line else ">" for line in text.splitlines() or [""])
 
 
+def injection_turns(turns: Sequence[TurnIn]) -> list[str]:
+    """Anchors of the turns that read as a prompt injection (vault_engine/text/injection.py):
+    the session note lists them, distill and recall leave them out."""
+    from vault_engine.text.injection import is_injection
+
+    return [f"t{i}" for i, t in enumerate(turns, 1) if is_injection(t.content)]
+
+
 def shown_time(when: dt.datetime, tz: dt.tzinfo | None) -> str:
     """A time for people, in the vault's zone (`[vault] timezone`): `2026-04-23T13:52:07+08:00`;
     in UTC the usual `…Z`. Either reads back as the same instant."""
@@ -300,7 +308,7 @@ def session_paths(session: SessionIn) -> tuple[str, str]:
 
 
 def render_session(session: SessionIn, note_rel: str, raw_rel: str,
-                   tz: dt.tzinfo | None = None) -> str:
+                   tz: dt.tzinfo | None = None, namespace: str = "shared") -> str:
     title = f"Session {shown_time(session.started, tz)[:16].replace('T', ' ')}" \
         if session.started else f"Session {session.id}"
     if session.channel:
@@ -314,6 +322,10 @@ def render_session(session: SessionIn, note_rel: str, raw_rel: str,
         "ended": max((t.timestamp for t in session.turns if t.timestamp), default=None),
         "speakers": speakers or None, "turns": len(session.turns), "raw": raw_rel,
         "raw_sha256": hashlib.sha256(session.raw).hexdigest(),
+        # whose conversation it is (store/namespaces.py); shared ones carry no key
+        "namespace": namespace if namespace != "shared" else None,
+        # turns addressed to the memory or the model: kept as said, never obeyed
+        "injection_turns": injection_turns(session.turns) or None,
     }
     for key in ("duration_ms", "model", "tokens"):
         if key in session.metadata:
@@ -356,10 +368,11 @@ def _plan(vault: Vault, session: SessionIn) -> tuple[IngestReport, str | None, s
         raw_rel = note_rel[:-3] + session.raw_ext
     full = vault.abspath(note_rel)
     if not full.exists():
+        namespace = vault.caller.session_home(vault.config)
         return (IngestReport(session.id, note_rel, "created", len(session.turns),
                              len(session.turns)),
-                render_session(session, note_rel, raw_rel, vault.config.timezone()),
-                note_rel, raw_rel)
+                render_session(session, note_rel, raw_rel, vault.config.timezone(),
+                               namespace), note_rel, raw_rel)
     old_text, _ = vault.read_text(note_rel)
     doc = NoteText.parse(old_text, path=note_rel)
     old_turns = _existing_turn_texts(old_text, doc.body_line)
@@ -381,6 +394,12 @@ def _plan(vault: Vault, session: SessionIn) -> tuple[IngestReport, str | None, s
     doc.body = doc.body + ("" if doc.body.endswith("\n\n") or not doc.body else "\n") + extra
     doc.set("turns", len(session.turns))
     doc.set("raw_sha256", hashlib.sha256(session.raw).hexdigest())
+    flagged = injection_turns(session.turns)
+    if flagged:
+        old = doc.frontmatter.data.get("injection_turns")
+        doc.set("injection_turns", sorted(set(flagged) | set(old if isinstance(old, list)
+                                                              else []),
+                                          key=lambda a: int(str(a)[1:] or 0)))
     ended = max((t.timestamp for t in session.turns if t.timestamp), default=None)
     if ended:
         doc.set("ended", ended)
@@ -422,15 +441,19 @@ def read_inputs(paths: Sequence[str], stdin: bytes | None = None) -> list[tuple[
 
 
 def ingest(vault: Vault, inputs: Iterable[tuple[str, bytes]], *, commit: bool = True,
-           redact: bool = False) -> tuple[list[IngestReport], str | None]:
-    """Parse every input first (all or nothing), then write the sessions in one commit."""
+           redact: bool = True) -> tuple[list[IngestReport], str | None]:
+    """Parse every input first (all or nothing), then write the sessions in one commit.
+
+    `redact` (the default): every secret in the input — API keys, tokens, private keys,
+    passwords, in English or Chinese phrasing — is replaced before anything is written, in
+    the note and in the raw file (vault_engine/text/secrets.py)."""
     sessions: list[SessionIn] = []
     for source, data in inputs:
-        sessions.extend(parse_input(data, source))
-    if redact:
-        from vault_engine.text.secrets import redact_session
+        if redact:
+            from vault_engine.text.secrets import redact_input
 
-        sessions = [redact_session(s) for s in sessions]
+            data = redact_input(data)
+        sessions.extend(parse_input(data, source))
     ids = [s.id for s in sessions]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
@@ -438,6 +461,10 @@ def ingest(vault: Vault, inputs: Iterable[tuple[str, bytes]], *, commit: bool = 
                           fix="ingest one version of each session")
     reports: list[IngestReport] = []
     with vault.locked():
+        from vault_engine.store.journal import recover
+
+        if commit:
+            recover(vault)  # a killed ingest's notes are committed before anything is planned
         plans = [plan_session(vault, s) for s in sessions]
         changed = [(s, p) for s, p in zip(sessions, plans, strict=True) if p[1] is not None]
         if not changed:
@@ -449,10 +476,10 @@ def ingest(vault: Vault, inputs: Iterable[tuple[str, bytes]], *, commit: bool = 
         with vault.transaction(message + "\n\n" + "\n".join(lines), commit=commit) as tx:
             for session, (report, text, note_rel, raw_rel) in changed:
                 assert text is not None
+                tx.write_raw(raw_rel, session.raw)  # first: a note never names a missing raw
                 if report.action == "created":
                     tx.create(note_rel, text)
                 else:
                     tx.write(note_rel, text, vault.current_checksum(note_rel))
-                tx.write_raw(raw_rel, session.raw)
         reports = [p[0] for p in plans]
     return reports, tx.sha

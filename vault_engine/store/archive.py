@@ -40,9 +40,11 @@ def restore(vault: Vault, ref: str, *, commit: bool = True) -> tuple[str, str | 
     """Bring an archived note back where it was (or into cards/)."""
     from vault_engine.errors import NotFoundError, UsageError
 
+    from .namespaces import find_writable
+
     with vault.locked():
         index = vault.load()
-        note = index.find(ref)
+        note = find_writable(index, ref, vault.caller)
         if note.kind != "archive":
             raise UsageError(f"{note.path} is not archived", fix="pass an archived note's id")
         doc = NoteText.parse(vault.read_text(note.path)[0], note.path)

@@ -18,6 +18,7 @@ from .frontmatter import FlowMap, NoteText, new_note_text
 from .ids import new_id, safe_filename, slug
 from .links import format_link, link_target_for
 from .model import SYMMETRIC_RELATIONS, Note
+from .namespaces import find_writable, is_ephemeral
 from .notes import to_datetime
 from .vault import Vault, VaultIndex
 
@@ -167,7 +168,8 @@ def card_file(vault: Vault, index: VaultIndex, spec: NewCard, *,
     values: dict[str, Any] = {
         "id": card_id, "title": spec.title, "type": spec.type,
         "tags": list(spec.tags), "aliases": list(spec.aliases) or None,
-        "namespace": spec.namespace or vault.config.get("vault", "default_namespace"),
+        "namespace": spec.namespace or vault.caller.home(
+            str(vault.config.get("vault", "default_namespace"))),
         "created": when, "updated": when, "importance": spec.importance,
         "pinned": spec.pinned or None,
         "source_sessions": [format_link(s) for s in spec.source_sessions] or None,
@@ -182,6 +184,8 @@ def create_card(vault: Vault, spec: NewCard, *, commit: bool = True) -> Created:
     if not _TYPE_RE.match(spec.type):
         raise UsageError(f"card type {spec.type!r} is not a lowercase word",
                          fix="use e.g. concept, pattern, gotcha, decision, fact, preference")
+    if spec.namespace:
+        vault.caller.check_namespace(str(spec.namespace))
     with vault.locked():
         index = vault.load()
         for note in index.notes:
@@ -248,7 +252,7 @@ def link(vault: Vault, a: str, b: str, rel_type: str, *, weight: float | None = 
         _prob(weight, "weight")
     with vault.locked():
         index = vault.load()
-        source = index.find(a)
+        source = find_writable(index, a, vault.caller)
         target = index.find(b)
         if source.path == target.path:
             raise UsageError(f"{source.title!r} cannot be linked to itself",
@@ -282,7 +286,7 @@ def unlink(vault: Vault, a: str, b: str, rel_type: str | None = None, *,
     rel_type = relation_name(rel_type) if rel_type else None
     with vault.locked():
         index = vault.load()
-        source = index.find(a)
+        source = find_writable(index, a, vault.caller)
         target = index.find(b)
         # (holder, other, symmetric_only): the reverse side only loses symmetric relations,
         # which are one edge stored on either end.
@@ -290,6 +294,7 @@ def unlink(vault: Vault, a: str, b: str, rel_type: str | None = None, *,
         if _points_to(index, source, rel_type, target):
             plan.append((source, target, False))
         if _points_to(index, target, rel_type, source, symmetric_only=True):
+            vault.caller.check_write(target, b)
             plan.append((target, source, True))
         if not plan:
             body_links = [r for r in source.relations if r.origin != "frontmatter"
@@ -325,10 +330,15 @@ def promote_shared(vault: Vault, ref: str, *, commit: bool = True) -> tuple[Note
     """Move a private card into `shared`: one frontmatter line and one commit. Returns the
     note, its old namespace and the commit (None when it was shared already)."""
     with vault.locked():
-        note = vault.load().find(ref)
+        note = find_writable(vault.load(), ref, vault.caller)
         old = note.namespace
         if old == "shared":
             return note, old, None
+        if is_ephemeral(old):
+            raise UsageError(f"{ref!r} is in {old}: ephemeral notes are never promoted (they "
+                             "are archived after [vault] ephemeral_ttl_hours)",
+                             fix="write what should last as a new card in your own "
+                                 "namespace, then promote that")
 
         def edit(doc: NoteText) -> None:
             doc.ensure_frontmatter()

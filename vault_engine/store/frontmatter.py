@@ -27,6 +27,7 @@ from vault_engine.errors import NoteParseError
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _OPEN_RE = re.compile(r"^---[ \t]*$")
+ALIAS_LIMIT = 10_000  # values YAML aliases may expand to in one frontmatter
 _CLOSE_RE = re.compile(r"^(---|\.\.\.)[ \t]*$")
 
 
@@ -133,6 +134,9 @@ class Frontmatter:
     spans: dict[str, KeySpan] = field(default_factory=dict)
     first_line: int = 2  # 1-based file line of lines[0]
     path: str | None = None
+    # keys written twice: (key, first line, second line), 1-based file lines; YAML keeps the
+    # second value, lint reports both lines (`duplicate-key`)
+    duplicates: list[tuple[str, int, int]] = field(default_factory=list)
 
     @classmethod
     def parse(cls, lines: list[str], *, newline: str = "\n", first_line: int = 2,
@@ -151,6 +155,8 @@ class Frontmatter:
             loader = _Loader(text)
             try:
                 node = loader.get_single_node()
+                if node is not None and "*" in text:
+                    self._refuse_aliases(node, text)  # before building it: a bomb never grows
                 data = loader.construct_document(node) if node is not None else {}
             finally:
                 loader.dispose()
@@ -165,6 +171,55 @@ class Frontmatter:
                 line=self.first_line, fix="write frontmatter as `key: value` lines")
         self.data = data
         self.spans = self._compute_spans(node)
+
+    def _refuse_aliases(self, root: yaml.Node, text: str) -> None:
+        """YAML anchors and aliases are bounded before a value is built: an alias that refers
+        to itself (every reader would recurse forever) or aliases that expand to more than
+        ALIAS_LIMIT values (an "alias bomb": a few hundred bytes, gigabytes built) are
+        refused with the line of the first alias. Ordinary reuse — a merge key `<<: *base` —
+        still works. The walk sees each node once."""
+        size: dict[int, int] = {}
+        path: set[int] = set()
+        stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            children = (node.value if isinstance(node, yaml.SequenceNode) else
+                        [x for kv in node.value for x in kv]
+                        if isinstance(node, yaml.MappingNode) else [])
+            if done:
+                path.discard(id(node))
+                size[id(node)] = 1 + sum(size[id(c)] for c in children)
+                continue
+            if id(node) in size:
+                continue
+            path.add(id(node))
+            stack.append((node, True))
+            for child in children:
+                if id(child) in path:
+                    raise self._alias_error(text, "a YAML alias refers to the value that "
+                                                  "holds it (it never ends)")
+                if id(child) not in size:
+                    stack.append((child, False))
+        # expanded far beyond what is written: the sizes are counted, never built
+        if size[id(root)] > max(ALIAS_LIMIT, 4 * len(size)):
+            raise self._alias_error(text, f"YAML aliases expand to {size[id(root)]:,} values "
+                                          "(an alias bomb)")
+
+    def _alias_error(self, text: str, what: str) -> NoteParseError:
+        return NoteParseError(f"{what}: refused", path=self.path,
+                              line=self.first_line + self._alias_line(text),
+                              fix="write the values out instead of `*name` aliases")
+
+    @staticmethod
+    def _alias_line(text: str) -> int:
+        """0-based line of the first alias, from the event stream (only for the error)."""
+        try:
+            for event in yaml.parse(text, Loader=_Loader):
+                if isinstance(event, yaml.AliasEvent) and event.start_mark is not None:
+                    return int(event.start_mark.line)
+        except yaml.YAMLError:
+            pass
+        return 0
 
     def _yaml_error(self, exc: yaml.YAMLError) -> NoteParseError:
         """Name the line at fault: where the problem is, or where the unclosed construct began
@@ -190,11 +245,15 @@ class Frontmatter:
         spans: dict[str, KeySpan] = {}
         pairs = node.value
         n = len(self.lines)
+        self.duplicates = []
         for i, (knode, vnode) in enumerate(pairs):
             start = knode.start_mark.line
             end = pairs[i + 1][0].start_mark.line if i + 1 < len(pairs) else n
             end = self._trim(start + 1, end, 0)
             key = str(knode.value)
+            if key in spans:
+                self.duplicates.append((key, self.first_line + spans[key].start,
+                                        self.first_line + start))
             items: list[tuple[int, int]] = []
             block_seq = isinstance(vnode, yaml.SequenceNode) and not vnode.flow_style
             dash_indent = 0

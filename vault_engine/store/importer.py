@@ -75,8 +75,13 @@ def import_notes(vault: Vault, source: Path, *, commit: bool = True) -> ImportRe
         added = added_dates(source)
         with vault.transaction("import", commit=commit) as tx:
             for dirpath, dirnames, filenames in os.walk(source):
+                for d in sorted(dirnames):  # never followed: it could lead anywhere
+                    if os.path.islink(os.path.join(dirpath, d)):
+                        rel_dir = (Path(dirpath) / d).relative_to(source).as_posix()
+                        report.skipped.append(f"{rel_dir}/: symlink (not followed)")
                 dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
-                                     and not d.startswith("."))
+                                     and not d.startswith(".")
+                                     and not os.path.islink(os.path.join(dirpath, d)))
                 for name in sorted(filenames):
                     if name.startswith("."):
                         continue
@@ -114,6 +119,8 @@ def import_notes(vault: Vault, source: Path, *, commit: bool = True) -> ImportRe
                         taken.add(str(own))
                     if "created" not in data and (when := added.get(rel)):
                         doc.set("created", when)
+                    if not data.get("namespace") and vault.caller.agent:
+                        doc.set("namespace", vault.caller.agent)  # an agent imports for itself
                     tx.create(dest, doc.render())
                     report.imported.append(dest)
             tx.message = (f"import: {len(report.imported)} notes from {source.name}"

@@ -144,12 +144,25 @@ def _merge_body(base: str, ours: str, theirs: str) -> str:
         return res.stdout if res.returncode >= 0 else ours
 
 
+def merge_text(base: str, ours: str, theirs: str, path: str = "") -> str:
+    """Two versions of a note from one base, merged; a note whose frontmatter does not parse
+    is merged as plain text (a union merge: nothing of either side is dropped)."""
+    from vault_engine.errors import NoteParseError
+
+    try:
+        return merge_notes(base, ours, theirs, path)[0]
+    except NoteParseError:
+        return _merge_body(base, ours, theirs)
+
+
 def merge_notes(base: str, ours: str, theirs: str, path: str = "") -> tuple[str, list[str]]:
     """The merged note text and the ids of claims that truly conflicted."""
     b, o, t = (NoteText.parse(x, path) for x in (base or "---\n---\n", ours, theirs))
     conflicts: list[str] = []
     bf, of, tf = b.frontmatter.data, o.frontmatter.data, t.frontmatter.data
     result = NoteText.parse(ours, path)
+    if tf:  # their keys need a frontmatter to go into, even if ours has none
+        result.ensure_frontmatter()
     fm = result.frontmatter
     for key in list(dict.fromkeys(list(of) + list(tf))):
         bv, ov, tv = bf.get(key, MISSING), of.get(key, MISSING), tf.get(key, MISSING)

@@ -123,6 +123,7 @@ class Issue:
     message: str
     fix: str
     severity: str = "error"
+    namespace: str | None = None  # of the note it is about, when known (views filter by it)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -36,8 +36,22 @@ def kind_for_path(rel: str) -> str:
     return FOLDER_KINDS.get(first, "note") if "/" in rel else "note"
 
 
+_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32 LE"), (b"\x00\x00\xfe\xff", "UTF-32 BE"),
+         (b"\xff\xfe", "UTF-16 LE"), (b"\xfe\xff", "UTF-16 BE"))
+
+
 def decode_note(data: bytes, rel: str) -> str:
-    """Bytes → text, refusing binary content and invalid UTF-8 with the line at fault."""
+    """Bytes → text, refusing binary content and invalid UTF-8 with the line at fault. UTF-16
+    and UTF-32 text (with a byte-order mark) is named as such: Obsidian reads notes as UTF-8,
+    so alaya asks for the file to be re-encoded rather than write back another encoding."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            raise NoteParseError(
+                f"{name} text (byte-order mark {bom.hex(' ')}): notes must be UTF-8",
+                path=rel, line=1,
+                fix=f"re-encode it as UTF-8, e.g. `iconv -f {name.replace(' ', '')} -t UTF-8 "
+                    f"'{rel}' > tmp.md && mv tmp.md '{rel}'` (or \"Save with encoding → "
+                    "UTF-8\" in your editor)")
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         raise NoteParseError("binary content in a .md file", path=rel, line=None,
                              fix="move the file out of the vault or rename it without .md")
@@ -271,6 +285,11 @@ def parse_note(rel: str, text: str, *, check: str | None = None) -> Note:
         if isinstance(item, Mapping) and item.get("target"):
             rel_links.append(parse_link(str(item["target"]), line=fm.item_line("relations", i) or 0,
                                         field="relations", frontmatter=True))
+    for key, first, second in fm.duplicates:
+        issues.add("duplicate-key", second,
+                   f"frontmatter key `{key}` is written twice, on lines {first} and {second}: "
+                   "YAML keeps only the second value", f"delete one of them (line {first} or "
+                   f"{second}), keeping the value you mean")
     claims = _claims(meta, doc, issues)
     ev_links = [ev.link for c in claims for ev in c.evidence if ev.link is not None]
     relations = _relations(meta, doc, issues, body_links, typed)

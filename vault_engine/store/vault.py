@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,9 +29,20 @@ from vault_engine.errors import (
 )
 from vault_engine.primitives import checksum
 
-from . import history
+from .atomic import (
+    MISSING,
+    TMP_MARKER,
+    LateSave,
+    Moved,
+    Replaced,
+    atomic_write,
+    read_settled,
+    rebase_regions,
+)
 from .links import LinkResolver, is_unsafe_target, normalize_name
 from .model import Issue, Note
+from .namespaces import Caller, namespace_in_head, namespace_of_text
+from .transaction import Transaction
 
 if TYPE_CHECKING:
     from .frontmatter import NoteText
@@ -52,10 +62,9 @@ def parse_note(rel: str, text: str, *, check: str | None = None) -> Note:
 ALAYA_DIR = ".alaya"
 PARSED_CACHE = "cache/notes.pickle"
 PARSED_CACHE_VERSION = 1  # with a hash of the parser's own source: see _parser_version
-TMP_MARKER = ".alaya-tmp-"
 # Folders never scanned for notes: tool state, VCS, Obsidian settings and trash.
 SKIP_DIRS = frozenset({".git", ALAYA_DIR, ".obsidian", ".trash", "node_modules"})
-MISSING = "<missing>"  # expected checksum meaning "the file must not exist yet"
+__all__ = ["MISSING", "TMP_MARKER", "Vault", "VaultIndex", "Transaction", "atomic_write"]
 
 
 @dataclass
@@ -65,6 +74,9 @@ class VaultIndex:
     notes: list[Note]
     issues: list[Issue]
     attachments: list[str] = field(default_factory=list)
+    # notes the caller may not see (namespaces.Caller.view): never found, never resolved,
+    # only consulted to refuse a write with a clear error and to keep new ids unique
+    hidden: list[Note] = field(default_factory=list)
     _resolver: LinkResolver | None = None
 
     @property
@@ -88,7 +100,8 @@ class VaultIndex:
         return {k: v for k, v in seen.items() if len(v) > 1}
 
     def ids(self) -> set[str]:
-        return {n.id for n in self.notes if n.id}
+        """Every id in use, hidden notes' too (a new id must be unique in the whole vault)."""
+        return {n.id for n in (*self.notes, *self.hidden) if n.id}
 
     def by_key(self, key: str) -> Note | None:
         """The note behind an id alaya hands out: its `id`, or `path:<vault path>` for a note
@@ -138,37 +151,67 @@ class VaultIndex:
                             fix="check the spelling; ids, titles, aliases and file names match case-insensitively")
 
 
-def _walk(root: Path) -> Iterator[tuple[str, Path]]:
-    for rel in _walk_rel(root):
-        yield rel, root / rel
-
-
-def _walk_rel(root: Path) -> Iterator[str]:
+def _walk_rel(root: Path, links: list[str] | None = None) -> Iterator[str]:
     """Vault-relative paths of every candidate file, sorted, as plain strings (pathlib objects
-    per file cost ~20 µs each: 0.3 s of a 10k-note compile)."""
+    per file cost ~20 µs each: 0.3 s of a 10k-note compile). Symlinks — files and folders —
+    are never followed (one could lead out of the vault); they are collected in `links`."""
     base = str(root)
     for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames
-                             if d not in SKIP_DIRS and not d.startswith(".")
-                             and not os.path.islink(os.path.join(dirpath, d)))
         reldir = os.path.relpath(dirpath, base).replace(os.sep, "/")
         prefix = "" if reldir == "." else reldir + "/"
+        keep = []
+        for d in sorted(dirnames):
+            if d in SKIP_DIRS or d.startswith("."):
+                continue
+            if os.path.islink(os.path.join(dirpath, d)):
+                if links is not None:
+                    links.append(prefix + d)
+                continue
+            keep.append(d)
+        dirnames[:] = keep
         for name in sorted(filenames):
-            if not name.startswith(".") and TMP_MARKER not in name:
-                yield prefix + name
+            if name.startswith(".") or TMP_MARKER in name:
+                continue
+            if os.path.islink(os.path.join(dirpath, name)):
+                if links is not None:
+                    links.append(prefix + name)
+                continue
+            yield prefix + name
+
+
+def symlink_issue(root: Path, rel: str) -> Issue:
+    """A symlink in the vault, as a finding: where it points and that it is not followed."""
+    full = os.path.join(str(root), rel)
+    target = os.readlink(full)
+    resolved = Path(full).resolve()
+    if not resolved.exists():
+        where = f"points to {target!r}, which does not exist"
+    elif resolved != root and root not in resolved.parents:
+        where = f"points outside the vault ({target!r})"
+    else:
+        where = f"points to {target!r} inside the vault"
+    return Issue(code="symlink", path=rel, line=None, severity="warning",
+                 message=f"a symlink that alaya never follows: it {where}",
+                 fix="replace it with the real file or folder, or move it out of the vault")
 
 
 class Vault:
     """An opened vault. Cheap to create; reads lazily."""
 
-    def __init__(self, root: Path, config: Config | None = None) -> None:
+    def __init__(self, root: Path, config: Config | None = None,
+                 caller: Caller | None = None) -> None:
         self.root = root.resolve()
         self.config = config if config is not None else load_config(self.root)
+        # who reads and writes through this object (store/namespaces.py): ALAYA_AGENT, else
+        # the owner
+        self.caller = caller if caller is not None else Caller.from_env()
         self._lock: Any = None  # filelock.FileLock, created on first use
+        # files replaced and still open, read once more for late saves (store/late.py)
+        self._replaced: list[tuple[str, Replaced]] = []
 
     # -- opening ------------------------------------------------------------------------
     @classmethod
-    def open(cls, root: Path) -> Vault:
+    def open(cls, root: Path, caller: Caller | None = None) -> Vault:
         root = Path(root).expanduser()
         if not root.is_dir():
             raise VaultNotFoundError(f"no vault at {root}",
@@ -176,7 +219,13 @@ class Vault:
         if not (root / CONFIG_FILE).exists():
             raise VaultNotFoundError(f"{root} is not an alaya vault (no {CONFIG_FILE})",
                                      fix=f"run `alaya init {root}` to make it one")
-        return cls(root)
+        return cls(root, caller=caller)
+
+    def as_caller(self, caller: Caller) -> Vault:
+        """The same vault read and written as someone else (e.g. the public audience)."""
+        other = Vault(self.root, self.config, caller)
+        other._lock = self._lock
+        return other
 
     @property
     def state_dir(self) -> Path:
@@ -211,6 +260,9 @@ class Vault:
         not parsed again."""
         full = self.abspath(rel) if cache is None or os.path.islink(
             os.path.join(self.root, rel)) else Path(os.path.join(self.root, rel))
+        if os.path.islink(full):
+            raise NoteParseError("a symlink: alaya never follows one", path=rel,
+                                 fix="replace it with the real file, or move it out of the vault")
         limit = int(self.config.get("vault", "max_note_bytes"))
         size = full.stat().st_size
         if size > limit:
@@ -227,16 +279,23 @@ class Vault:
         return parse_note(rel, text, check=check)
 
     def note_paths(self) -> list[str]:
+        """Every `.md` file the vault's readers may open (symlinks never are)."""
         return [rel for rel in _walk_rel(self.root) if rel.endswith(".md")]
 
     def load(self) -> VaultIndex:
-        """Parse every note. A bad note becomes an Issue; the rest still loads."""
+        """What this vault's caller may see (namespaces.Caller.view) of `load_all()`."""
+        return self.caller.view(self.load_all())
+
+    def load_all(self) -> VaultIndex:
+        """Parse every note, whoever asks: for the compiler and for writers that must check
+        the whole vault. A bad note becomes an Issue; the rest still loads."""
         notes: list[Note] = []
         issues: list[Issue] = []
         attachments: list[str] = []
+        links: list[str] = []
         cache = self._parsed_cache()
         fresh: dict[str, tuple[str, Note]] = {}
-        for rel in _walk_rel(self.root):
+        for rel in _walk_rel(self.root, links):
             if not rel.endswith(".md"):
                 attachments.append(rel)
                 continue
@@ -248,14 +307,25 @@ class Vault:
                 issues.append(Issue(code="malformed-frontmatter" if "YAML" in exc.message
                                     or "frontmatter" in exc.message else "unreadable-note",
                                     path=rel, line=exc.line, message=exc.message,
-                                    fix=exc.fix or ""))
+                                    fix=exc.fix or "", namespace=self._head_namespace(rel)))
             except OSError as exc:
                 issues.append(Issue(code="unreadable-note", path=rel, line=None,
                                     message=f"cannot read: {exc.strerror}",
                                     fix="check the file's permissions"))
+        issues += [symlink_issue(self.root, rel) for rel in links]
         if fresh.keys() != cache.keys() or any(cache[r][1] is not fresh[r][1] for r in fresh):
             self._save_parsed_cache(fresh)
         return VaultIndex(notes=notes, issues=issues, attachments=attachments)
+
+    def _head_namespace(self, rel: str) -> str | None:
+        """The `namespace:` line of a note that does not parse (its issue is shown only to
+        callers who may read that namespace)."""
+        try:
+            with open(os.path.join(self.root, rel), "rb") as fh:
+                head = fh.read(16384).decode("utf-8", errors="replace")
+        except OSError:
+            return None
+        return namespace_in_head(head)
 
     # -- parsed-note cache ---------------------------------------------------------------
     def _parsed_cache(self) -> dict[str, tuple[str, Note]]:
@@ -303,7 +373,13 @@ class Vault:
         try:
             yield
         finally:
-            self._lock.release()
+            try:
+                if self._replaced and self._lock.lock_counter == 1:
+                    from .late import reap
+
+                    reap(self)  # the last writer out: a late save is merged, not lost
+            finally:
+                self._lock.release()
 
     # -- writing ------------------------------------------------------------------------
     def current_checksum(self, rel: str) -> str:
@@ -313,53 +389,116 @@ class Vault:
         except FileNotFoundError:
             return MISSING
 
-    def write_text(self, rel: str, text: str, expected: str | None) -> str:
+    def write_text(self, rel: str, text: str, expected: str | None, *,
+                   sync_after: bool = False, base: str | None = None) -> str:
         """Atomically write `text`; `expected` is the checksum read (MISSING: must be new).
 
-        `expected=None` skips the guard (only for files the tool alone owns). Returns the new
-        checksum. Raises ConflictError when the file changed since it was read.
+        `expected=None` skips the guard (only for files the tool alone owns). The guard runs
+        at the replace itself (store/atomic.py); with `base` (the text read), a file that
+        moved only where this write did not change it (a person typing in the body while
+        alaya changes the frontmatter) takes both; a save that lands during the replace is
+        merged back in (store/late.py). Returns the new checksum. Raises ConflictError when
+        the file changed where this write changes it too, NamespaceError when the caller may
+        not write it.
         """
         with self.locked():
             full = self.abspath(rel)
-            if expected is not None:
-                now = self.current_checksum(rel)
-                if now != expected:
-                    if expected == MISSING:
-                        raise ConflictError(f"{rel} already exists", path=rel,
-                                            fix="choose another title or edit the existing note")
-                    raise ConflictError(
-                        f"{rel} was changed on disk since alaya read it", path=rel,
-                        fix="run the command again; alaya will re-read the new text")
+            self._guard(rel, text)
             data = text.encode("utf-8")
-            atomic_write(full, data)
+            rebase = rebase_regions(base.encode("utf-8"), data) if base is not None else None
+            if expected is not None and expected != MISSING and rebase is None and \
+                    self.current_checksum(rel) != expected:
+                raise self._moved(rel, True)  # cheap early refusal before any fsync
+            keep: list[Replaced] = []
+            try:
+                atomic_write(full, data, expected=expected, sync_after=sync_after, keep=keep,
+                             rebase=rebase)
+            except Moved as exc:
+                raise self._moved(rel, exc.exists, expected == MISSING) from None
+            except LateSave as late:
+                # someone saved in place during the replace: merge their save back in
+                from .late import merge_late_save
+
+                merged = merge_late_save(rel, full, late.base, late.saved)
+                if merged is None:
+                    raise self._moved(rel, True) from None
+                return merged
+            for replaced in keep:
+                self._replaced.append((rel, replaced))
             return checksum(data)
+
+    def _moved(self, rel: str, exists: bool, creating: bool = False) -> ConflictError:
+        if creating:
+            return ConflictError(f"{rel} already exists", path=rel,
+                                 fix="choose another title or edit the existing note")
+        if not exists:
+            return ConflictError(f"{rel} was deleted on disk since alaya read it", path=rel,
+                                 fix="run the command again")
+        return ConflictError(f"{rel} was changed on disk since alaya read it", path=rel,
+                             fix="run the command again; alaya will re-read the new text")
+
+    def _guard(self, rel: str, text: str | None) -> None:
+        """The namespace boundary at the gateway: an agent may replace, create or delete only
+        notes of namespaces it may write (what is on disk and what is about to be)."""
+        if self.caller.is_owner or not rel.endswith(".md"):
+            return
+        from .namespaces import refused
+
+        texts = [text] if text is not None else []
+        full = os.path.join(self.root, rel)
+        if os.path.exists(full):
+            try:
+                with open(full, "rb") as fh:
+                    texts.append(fh.read().decode("utf-8", errors="replace"))
+            except OSError:
+                pass
+        for t in texts:
+            ns = namespace_of_text(t, rel)
+            if ns is None or not self.caller.may_write(ns):
+                raise refused(self.caller)
 
     def update_note(self, rel: str, edit: Callable[[NoteText], None],
                     _before_write: Callable[[], None] | None = None) -> str:
         """Read a note, apply `edit` to its text, write it back — merging concurrent edits.
 
-        If the file changes between the read and the write (a human saved in Obsidian), it is
-        re-read and `edit` applied again to the new text, so both changes survive. After three
-        attempts the write is refused with ConflictError. Returns the new checksum.
+        If the file changes between the read and the replace (a human saved in Obsidian), it
+        is re-read and `edit` applied again to the new text, so both changes survive — for as
+        long as `[vault] lock_timeout_s` allows, then ConflictError. Returns the new checksum.
         """
-        for _attempt in range(3):
+        import time
+
+        deadline = time.monotonic() + float(self.config.get("vault", "lock_timeout_s"))
+        contended = False
+        while True:
             with self.locked():
                 from .frontmatter import NoteText
 
-                text, check = self.read_text(rel)
+                text, check = self._read_settled(rel)
                 doc = NoteText.parse(text, path=rel)
                 edit(doc)
                 if _before_write is not None:
                     _before_write()
                 try:
-                    return self.write_text(rel, doc.render(), check)
+                    # once contended, sync after the replace: a disk sync takes longer than
+                    # a fast editor waits between saves (store/atomic.py)
+                    return self.write_text(rel, doc.render(), check, sync_after=contended,
+                                           base=text)
                 except ConflictError:
+                    if not os.path.exists(self.abspath(rel)) or time.monotonic() > deadline:
+                        break
+                    contended = True
                     continue
         raise ConflictError(f"{rel} keeps changing on disk while alaya writes it", path=rel,
                             fix="close the editor that is rewriting it and try again")
 
+    def _read_settled(self, rel: str) -> tuple[str, str]:
+        """`read_text` of a file an editor may be saving in place (store/atomic.py)."""
+        data = read_settled(self.abspath(rel))
+        return decode_note(data, rel), checksum(data)
+
     def delete(self, rel: str, expected: str | None) -> None:
         with self.locked():
+            self._guard(rel, None)
             if expected is not None and self.current_checksum(rel) != expected:
                 raise ConflictError(f"{rel} was changed on disk since alaya read it", path=rel,
                                     fix="run the command again")
@@ -386,113 +525,3 @@ def _parser_version() -> str:
             h.update(Path(str(module.__file__)).read_bytes())
         _PARSER_VERSION = h.hexdigest()[:16]
     return _PARSER_VERSION
-
-
-def atomic_write(full: Path, data: bytes, *, durable: bool = True) -> None:
-    """Write `data` to `full` via a temp file in the same folder and `os.replace`.
-
-    `durable=False` skips the fsync: for rebuildable caches, where a lost write after a power
-    cut costs a recompute, not knowledge.
-    """
-    full.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + full.name[:40] + TMP_MARKER, dir=full.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            if durable:
-                os.fsync(fh.fileno())
-        if full.exists():
-            os.chmod(tmp, full.stat().st_mode & 0o7777)
-        else:
-            os.chmod(tmp, 0o644)
-        os.replace(tmp, full)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-class Transaction:
-    """One logical change: holds the vault lock, records what it writes, commits once.
-
-    ```
-    with vault.transaction("link: A DEPENDS_ON B") as tx:
-        tx.update(path, edit)
-    tx.sha  # the commit, or None (nothing changed / --no-commit)
-    ```
-    On an exception every file written in the transaction is put back as it was.
-    """
-
-    def __init__(self, vault: Vault, message: str, *, commit: bool = True) -> None:
-        self.vault = vault
-        self.message = message
-        self.commit = commit
-        self.written: list[str] = []
-        self.sha: str | None = None
-        self.uncommitted: list[str] = []  # written, but not separable from a person's edits
-        self._backup: dict[str, bytes | None] = {}
-        self._stack = contextlib.ExitStack()
-
-    def __enter__(self) -> Transaction:
-        self._stack.enter_context(self.vault.locked())
-        return self
-
-    def _remember(self, rel: str) -> None:
-        if rel not in self._backup:
-            full = self.vault.abspath(rel)
-            self._backup[rel] = full.read_bytes() if full.exists() else None
-        if rel not in self.written:
-            self.written.append(rel)
-
-    def changed(self) -> list[str]:
-        """The paths written so far whose bytes differ from before the transaction."""
-        out = []
-        for rel in self.written:
-            full = self.vault.abspath(rel)
-            now = full.read_bytes() if full.exists() else None
-            if now != self._backup.get(rel):
-                out.append(rel)
-        return sorted(out)
-
-    def create(self, rel: str, text: str) -> str:
-        self._remember(rel)
-        return self.vault.write_text(rel, text, MISSING)
-
-    def write(self, rel: str, text: str, expected: str | None) -> str:
-        self._remember(rel)
-        return self.vault.write_text(rel, text, expected)
-
-    def write_raw(self, rel: str, data: bytes) -> None:
-        """Write a non-note file the tool owns (a session's raw input), atomically."""
-        self._remember(rel)
-        with self.vault.locked():
-            atomic_write(self.vault.abspath(rel), data)
-
-    def update(self, rel: str, edit: Callable[[NoteText], None]) -> str:
-        self._remember(rel)
-        return self.vault.update_note(rel, edit)
-
-    def delete(self, rel: str, expected: str | None) -> None:
-        self._remember(rel)
-        self.vault.delete(rel, expected)
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        try:
-            if exc_type is not None:
-                self._rollback()
-                return
-            if self.commit and self.written:
-                self.sha = history.commit_paths(self.vault.root, self.written, self.message,
-                                                self.vault.config.git_identity(),
-                                                before=self._backup, skipped=self.uncommitted)
-        finally:
-            self._stack.close()
-
-    def _rollback(self) -> None:
-        for rel, data in self._backup.items():
-            full = self.vault.abspath(rel)
-            if data is None:
-                full.unlink(missing_ok=True)
-            else:
-                atomic_write(full, data)

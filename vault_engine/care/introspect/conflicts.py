@@ -218,9 +218,13 @@ def _write_contradictions(tx: Transaction, ctx: Context, open_: Sequence[ClaimCo
         "Claims that contradict each other and need a person's decision. Resolve one by "
         "setting the wrong claim's status to `refuted` or `superseded` (or `alaya feedback "
         "correct`)."))
+    from vault_engine.store.namespaces import SHARED
+
     current = blocks.read_block(old, "contradictions", rel) or ""
     lines = [x for x in current.splitlines() if x.strip()]
     for k in open_:
+        if {k.a.note.namespace, k.b.note.namespace} != {SHARED}:
+            continue  # every agent reads this file: private claims are listed only by lint
         line = (f"- {ln(k.a.note)} {k.a.claim.id} “{k.a.claim.text}” vs "
                 f"{ln(k.b.note)} {k.b.claim.id} “{k.b.claim.text}” "
                 f"({k.detail}; found {ctx.now.date()})")

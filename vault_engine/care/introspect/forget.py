@@ -16,6 +16,9 @@ category):
 A card whose feedback quality is below 0.2 over 5 or more verdicts is forgotten too (seed 003
 §3.3.1, step 1).
 
+Notes of an `<agent>-ephemeral` namespace (a conversation's scratch state, seed 003 §1.3) are
+archived once they are older than `[vault] ephemeral_ttl_hours`, whatever their use.
+
 A person's note (vault_engine/store/authorship.py) is never archived: it is proposed for
 archiving, in the report and the review queue.
 """
@@ -25,9 +28,11 @@ from __future__ import annotations
 import datetime as dt
 
 from vault_engine.care.tiers import assign_tiers
+from vault_engine.primitives import to_datetime
 from vault_engine.store.archive import archive_note
 from vault_engine.store.links import link_to
-from vault_engine.store.model import Card, Note
+from vault_engine.store.model import Card, Note, Session
+from vault_engine.store.namespaces import is_ephemeral
 from vault_engine.store.proposals import Proposal
 from vault_engine.store.vault import Transaction, VaultIndex
 
@@ -84,8 +89,10 @@ def phase_forget(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     from vault_engine.care.feedback import quality_scores
 
     quality = quality_scores(ctx.vault)
-    chosen: list[tuple[Card, str]] = []
+    chosen: list[tuple[Note, str]] = list(_expired(ctx, index.notes))
     for n in index.notes:
+        if is_ephemeral(n.namespace):
+            continue  # expires by its TTL, above
         if not isinstance(n, Card) or protected(n):
             continue
         key = n.id or f"path:{n.path}"
@@ -125,3 +132,19 @@ def phase_forget(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
 
     commit_phase(ctx, r, results, work if chosen else None, f"{len(chosen)} card(s) archived")
     return r
+
+
+def _expired(ctx: Context, notes: list[Note]) -> list[tuple[Note, str]]:
+    """Ephemeral notes (a conversation's scratch state, seed 003 §1.3) past their TTL."""
+    hours = float(ctx.vault.config.get("vault", "ephemeral_ttl_hours"))
+    out: list[tuple[Note, str]] = []
+    for n in notes:
+        if not is_ephemeral(n.namespace) or n.kind in ("archive", "template"):
+            continue
+        born = n.created if isinstance(n, Card) else (
+            n.started if isinstance(n, Session) else None)
+        born = born or to_datetime(n.meta.get("created"))
+        if born is not None and ctx.now - born >= dt.timedelta(hours=hours):
+            out.append((n, f"ephemeral: {n.namespace} notes expire {hours:g} h after they are "
+                           f"created ({born.date()})"))
+    return out

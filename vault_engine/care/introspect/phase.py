@@ -56,12 +56,23 @@ def appender(key: str, item: Any) -> Callable[[NoteText], None]:
     return edit
 
 
-def _section_body(current: PhaseResult) -> str:
+def _section_body(current: PhaseResult, index: VaultIndex | None = None) -> str:
+    """The section's text. With `index` (every note), a line that links a note outside
+    `shared` is left out and counted: every agent reads the report."""
+    from vault_engine.store.namespaces import public_lines
+
     section: list[str] = []
     if current.numbers:
         section += [f"- {k.replace('_', ' ')}: {v}" for k, v in current.numbers.items()]
         section.append("")
-    section += current.lines + [p.line() for p in current.proposals]
+    lines = current.lines + [p.line() for p in current.proposals]
+    dropped = 0
+    if index is not None:
+        lines, dropped = public_lines(lines, index)
+    section += lines
+    if dropped:
+        section += ["", f"({dropped} line(s) about notes in private namespaces are not listed "
+                        "here: this report is read by every agent)"]
     return "\n".join(section).rstrip("\n")
 
 
@@ -74,7 +85,8 @@ def _report_text(ctx: Context, results: Sequence[PhaseResult], current: PhaseRes
                 f"title: Introspection {ctx.now.date().isoformat()}\ntype: report\n---\n"
                 f"# Introspection {ctx.now.date().isoformat()}\n\n")
     head = f"## {current.name} · {ctx.now.strftime('%H:%M UTC')}"
-    return text.rstrip("\n") + "\n\n" + f"{head}\n\n{_section_body(current)}".rstrip("\n") + "\n"
+    body = _section_body(current, ctx.vault.load_all())
+    return text.rstrip("\n") + "\n\n" + f"{head}\n\n{body}".rstrip("\n") + "\n"
 
 
 def _already_reported(ctx: Context, current: PhaseResult) -> bool:
@@ -85,7 +97,7 @@ def _already_reported(ctx: Context, current: PhaseResult) -> bool:
         return False
     text = path.read_text(encoding="utf-8")
     marker = f"## {current.name} · "
-    body = _section_body(current)
+    body = _section_body(current, ctx.vault.load_all())
     for chunk in text.split("\n" + marker)[1:]:
         rest = chunk.split("\n", 1)[1] if "\n" in chunk else ""
         rest = rest.split("\n## ", 1)[0].strip("\n")

@@ -94,9 +94,8 @@ def phase_promote(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     dropped = 0
     for key, st in ctx.stats.items():
         note = by_key.get(key)
-        if not isinstance(note, Card) or note.namespace not in ("shared", ctx.vault.config.get(
-                "vault", "default_namespace")):
-            continue
+        if not isinstance(note, Card) or note.namespace != "shared":
+            continue  # MEMORY.md is read by every agent: shared cards only, never ephemeral
         if key not in current and st.first_accessed is not None and \
                 ctx.now - st.first_accessed > cutoff:
             dropped += 1  # seed 002: a short-term memory not promoted within 30 days

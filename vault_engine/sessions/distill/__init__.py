@@ -18,7 +18,7 @@ from vault_engine.store.model import Session, Turn
 from vault_engine.store.vault import Vault
 
 from .apply import Applied, apply_result, is_distilled
-from .gate import session_gate, turn_gate
+from .gate import flagged_turns, screen_result, session_gate, turn_gate
 from .model import DistillResult
 from .rules import RulesDistiller
 
@@ -100,7 +100,8 @@ def distill(vault: Vault, *, session: str | None = None, all_sessions: bool = Fa
 def distill_session(vault: Vault, session: Session, primary: Distiller,
                     fallback: Distiller | None, *, commit: bool = True) -> Outcome:
     sid = session.id or session.stem
-    kept = [t for t in session.turns if turn_gate(t.text) is None]
+    injected = flagged_turns(session)
+    kept = [t for t in session.turns if t.anchor not in injected and turn_gate(t.text) is None]
     gated = [t.anchor for t in session.turns if t not in kept]
     reason = session_gate(session.turns, kept)
     if reason:
@@ -116,5 +117,7 @@ def distill_session(vault: Vault, session: Session, primary: Distiller,
     except LLMError as exc:
         return Outcome(sid, "failed", str(exc), engine.name, None, None, gated)
     result.skipped_turns = gated
+    result, dropped = screen_result(result)  # the answer passes the gate too
     applied, tx = apply_result(vault, session, result, commit=commit)
+    applied.discarded += [f"{title} (reads as a prompt injection)" for title in dropped]
     return Outcome(sid, "distilled", "", engine.name, applied, tx.sha if tx else None, gated)

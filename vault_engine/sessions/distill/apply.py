@@ -21,6 +21,7 @@ from vault_engine.store.frontmatter import FlowMap, NoteText, format_datetime
 from vault_engine.store.ids import new_id, safe_filename
 from vault_engine.store.links import format_link, link_target_for, normalize_name
 from vault_engine.store.model import Card, Entity, Note, Session
+from vault_engine.store.namespaces import SHARED, Caller, agent_of
 from vault_engine.store.vault import Transaction, Vault, VaultIndex
 from vault_engine.text.tokens import tokenize
 
@@ -65,14 +66,16 @@ def _card_tokens(title: str, claims: Sequence[str]) -> set[str]:
     return _tokens(title + " " + " ".join(claims))
 
 
-def closest_card(index: VaultIndex, draft: CardDraft) -> tuple[float, Card | None]:
+def closest_card(index: VaultIndex, draft: CardDraft,
+                 namespace: str | None = None) -> tuple[float, Card | None]:
     """The existing card most like a draft: (1.0, card) for the same title, else the best
-    token overlap."""
+    token overlap — among the cards of `namespace` when given (a session's cards update only
+    cards of its own namespace)."""
     want = normalize_name(draft.title)
     draft_tokens = _card_tokens(draft.title, [c.text for c in draft.claims])
     best: tuple[float, Card | None] = (0.0, None)
     for note in index.notes:
-        if not isinstance(note, Card):
+        if not isinstance(note, Card) or (namespace is not None and note.namespace != namespace):
             continue
         if normalize_name(note.title) == want:
             return 1.0, note
@@ -147,7 +150,8 @@ def _update_card(doc: NoteText, draft: CardDraft, session_link: str) -> list[str
 
 
 def _entity_file(index: VaultIndex, name: str, etype: str, aliases: Sequence[str],
-                 lane: str | None, session_link: str, taken: set[str]) -> tuple[str, str]:
+                 lane: str | None, session_link: str, taken: set[str],
+                 namespace: str = SHARED) -> tuple[str, str]:
     from vault_engine.store.frontmatter import new_note_text
 
     ent_id = new_id("entity", index.ids() | taken)
@@ -155,7 +159,7 @@ def _entity_file(index: VaultIndex, name: str, etype: str, aliases: Sequence[str
     rel = f"entities/{safe_filename(name)}.md"
     values: dict[str, Any] = {"id": ent_id, "title": name, "type": etype,
                               "aliases": list(aliases) or None, "lane": lane,
-                              "namespace": "shared", "created": now_utc(),
+                              "namespace": namespace, "created": now_utc(),
                               "source_sessions": [format_link(session_link)]}
     return rel, new_note_text(values, "")
 
@@ -175,9 +179,16 @@ class _Owners:
 
 def apply_result(vault: Vault, session: Session, result: DistillResult, *,
                  commit: bool = True) -> tuple[Applied, Transaction | None]:
-    """Write `result` for `session` in one transaction (caller holds no lock)."""
+    """Write `result` for `session` in one transaction (caller holds no lock).
+
+    What a session teaches stays in its namespace: its cards and entities are written there,
+    and they update, link to and name only notes that namespace's readers see (a shared
+    session: shared notes only) — so a private note's title never reaches a shared card."""
+    namespace = session.namespace or SHARED
+    owner = agent_of(namespace)
+    audience = Caller.public() if owner is None else Caller("agent", owner)
     with vault.locked():
-        index = vault.load()
+        index = audience.view(vault.load())
         session_link = session.stem
         applied = Applied(session=session.id or session.stem)
         plan_new: list[tuple[CardDraft, str, str, str]] = []  # draft, id, path, text
@@ -198,7 +209,7 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
                 entity_targets[ed.name.casefold()] = link_target_for(res.note, index.resolver)
                 continue
             rel, text = _entity_file(index, ed.name, ed.type, ed.aliases, ed.lane,
-                                     session_link, taken_ids)
+                                     session_link, taken_ids, namespace)
             if rel.casefold() in {p.casefold() for p, _ in entity_files} or \
                     (vault.root / rel).exists():
                 continue
@@ -212,7 +223,10 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
                       if not owners.is_persons(sup.old.path)]
         replaces = {(id(sup.draft), sup.old.path) for sup in superseded}
         for draft in result.cards:
-            score, near = closest_card(index, draft)
+            score, near = closest_card(index, draft, namespace)
+            if near is None or score < SIMILAR_MATCH:
+                score, near = closest_card(index, draft)  # shared ones, to link SIMILAR_TO
+                score = min(score, CARD_MATCH - 0.01)
             if near is not None and score >= CARD_MATCH and owners.is_persons(near.path):
                 score = min(score, SIMILAR_MATCH)  # a person's card is linked, never updated
             if near is not None and score >= CARD_MATCH and (id(draft), near.path) not in replaces:
@@ -230,6 +244,7 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
             spec = NewCard(
                 title=draft.title, type=draft.type, content=draft.content, tags=draft.tags,
                 importance=draft.importance, source_sessions=(session_link,),
+                namespace=namespace,
                 claims=tuple(ClaimSpec(text=c.text, confidence=c.confidence,
                                        evidence=tuple(_evidence(session_link, c.evidence,
                                                                 c.confidence)),

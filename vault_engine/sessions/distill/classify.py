@@ -34,12 +34,11 @@ from dataclasses import dataclass, field
 from vault_engine.store.model import Turn
 from vault_engine.text import cues
 from vault_engine.text.entities import is_identifier
+from vault_engine.text.injection import is_injection
 from vault_engine.text.secrets import find_secrets
 from vault_engine.text.segment import Sentence, clause_spans, clauses, sentences
 from vault_engine.text.titles import strip_filler, weight, word_count
 from vault_engine.text.when import TimeMention, mentions
-
-from .gate import INJECTION_RE
 
 USER_ROLES = ("user", "human")
 MIN_WORDS = 3  # a Chinese character counts as a word: "以后别在周五下午发版" is 10
@@ -221,7 +220,7 @@ def _content_words(text: str, kind: str) -> int:
 def no_memory(unit: Unit) -> bool:
     """Credentials, text addressed to the AI or the memory, injections: never a card."""
     text = unit.text
-    return bool(find_secrets(text) or _CREDENTIAL_RE.search(text) or INJECTION_RE.search(text)
+    return bool(find_secrets(text) or _CREDENTIAL_RE.search(text) or is_injection(text)
                 or _TO_THE_AI_RE.search(text))  # credentials are cut out before; this is the guard
 
 

@@ -1,8 +1,11 @@
 """The quality gate: what never reaches a distiller (seed 004 L1, seed 003 §3.1 hard rules).
 
 Runs before any model call. A turn is dropped when it is empty, symbols only, chit-chat, or
-looks like a prompt injection ("ignore previous instructions", "you are now …"); a session is
-skipped when it has no user message or nothing substantive is left.
+reads as a prompt injection — text addressed to the memory or the model, paraphrased or in
+Chinese (vault_engine/text/injection.py); a session is skipped when it has no user message or
+nothing substantive is left. What a distiller answers passes the same gate again
+(`screen_result`): a card that reads as an injection is dropped, and secrets are redacted
+from every card, claim, entity and link before anything is written.
 """
 
 from __future__ import annotations
@@ -10,17 +13,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from vault_engine.store.model import Turn
+from vault_engine.store.model import Session, Turn
+from vault_engine.text.injection import injection_reason
 
-INJECTION_RE = re.compile(
-    r"(?i)(ignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier)\s+"
-    r"(?:instructions?|prompts?|rules|messages)"
-    r"|disregard\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|your)\s+\w+"
-    r"|forget\s+(?:all\s+|everything\s+|your\s+)(?:previous\s+)?(?:instructions?|rules|you were told)"
-    r"|you\s+are\s+now\s+(?:a|an|in|the)\b|new\s+system\s+prompt|reveal\s+(?:your|the)\s+"
-    r"(?:system\s+)?prompt|\bjailbreak|do\s+anything\s+now|developer\s+mode\s+enabled"
-    r"|</?(?:system|assistant)>|\[\[?system\]?\]|"
-    r"忽略(?:之前|以上|前面|所有)的?(?:指令|提示|说明|规则)|你现在是|无视(?:之前|以上)的?(?:指令|规则))")
+from .model import DistillResult
+
 CHITCHAT_WORDS = frozenset("""
 hi hello hey yo thanks thank you thx ty ok okay k cool great nice awesome bye goodbye good
 morning night evening afternoon lol haha hahaha yes yeah yep no nope sure np welcome cheers
@@ -37,7 +34,7 @@ def turn_gate(text: str) -> str | None:
     words = _WORD_RE.findall(stripped.lower())
     if not words:
         return "symbols only"
-    if INJECTION_RE.search(stripped):
+    if injection_reason(stripped):
         return "prompt injection"
     if len(words) <= 4 and all(w in CHITCHAT_WORDS for w in words):
         return "chit-chat"
@@ -50,3 +47,46 @@ def session_gate(turns: Sequence[Turn], kept: Sequence[Turn]) -> str | None:
     if not kept:
         return "nothing substantive after the quality gate"
     return None
+
+
+def flagged_turns(session: Session) -> dict[str, str]:
+    """Turn anchor → why it is an injection: the note's `injection_turns` (set at ingest)
+    and whatever the detector finds now (a session ingested before it knew the phrasing)."""
+    out: dict[str, str] = {}
+    marked = session.meta.get("injection_turns")
+    for anchor in marked if isinstance(marked, list) else []:
+        out[str(anchor)] = "prompt injection (marked at ingest)"
+    for t in session.turns:
+        reason = injection_reason(t.text)
+        if reason and t.anchor not in out:
+            out[t.anchor] = reason
+    return out
+
+
+def screen_result(result: DistillResult) -> tuple[DistillResult, list[str]]:
+    """A distiller's answer made safe to write: cards whose text reads as an injection are
+    dropped (their titles returned), and every secret is redacted."""
+    import dataclasses
+
+    from vault_engine.text.secrets import redact
+
+    kept, dropped = [], []
+    for card in result.cards:
+        text = "\n".join([card.title, card.content, *(c.text for c in card.claims)])
+        if injection_reason(text):
+            dropped.append(card.title)
+            continue
+        kept.append(dataclasses.replace(
+            card, title=redact(card.title), content=redact(card.content),
+            claims=tuple(dataclasses.replace(c, text=redact(c.text)) for c in card.claims),
+            entities=tuple(redact(e) for e in card.entities)))
+    gone = {t.casefold() for t in dropped}
+    links = [dataclasses.replace(ld, from_title=redact(ld.from_title),
+                                 to_title=redact(ld.to_title), reason=redact(ld.reason))
+             for ld in result.links
+             if ld.from_title.casefold() not in gone and ld.to_title.casefold() not in gone]
+    entities = [dataclasses.replace(e, name=redact(e.name),
+                                    aliases=tuple(redact(a) for a in e.aliases),
+                                    lane=redact(e.lane) if e.lane else e.lane)
+                for e in result.entities if not injection_reason(e.name)]
+    return dataclasses.replace(result, cards=kept, links=links, entities=entities), dropped

@@ -6,6 +6,9 @@ Scenes: each distilled session's cards join the scene whose tags overlap theirs 
 archived with `merged_into`. The dated card list lives in the scene's managed block; text a
 person writes outside it is kept.
 
+Both are read by every agent, so both are built from `shared` notes only (the public view of
+store/namespaces.py): an agent's private cards never reach a scene or the persona.
+
 Persona: `persona.md`'s managed block lists the user's preferences, instructions and facts
 about them (cards of those types), regenerated every `[distill] persona_every` new memories
 (or when the block is empty). Text outside the block is never touched.
@@ -23,6 +26,7 @@ from vault_engine.store.frontmatter import NoteText, new_note_text
 from vault_engine.store.ids import new_id, safe_filename
 from vault_engine.store.links import format_link, link_target_for
 from vault_engine.store.model import CARD_TYPES, Card, Note
+from vault_engine.store.namespaces import Caller
 from vault_engine.store.vault import Vault, VaultIndex
 
 from .apply import Applied, now_utc
@@ -87,8 +91,9 @@ def refresh_persona_and_scenes(vault: Vault, outcomes: Sequence[Any], *, commit:
     new_memories = sum(len(o.applied.created) + len(o.applied.updated) for o in outcomes
                        if o.applied)
     state["since_persona"] = int(state.get("since_persona", 0)) + new_memories
+    public = vault.as_caller(Caller.public())  # what every reader may see
     with vault.locked():
-        index = vault.load()
+        index = public.load()
         by_path = {n.path: n for n in index.notes}
         tx = vault.transaction("scenes and persona", commit=commit)
         summary: list[str] = []
@@ -100,10 +105,10 @@ def refresh_persona_and_scenes(vault: Vault, outcomes: Sequence[Any], *, commit:
                          if isinstance(c, Card)]
                 if cards:
                     summary.append(_update_scene(vault, index, tx, scenes, cards))
-            live = [n for n in vault.load().notes if n.kind == "scene"]
+            live = [n for n in public.load().notes if n.kind == "scene"]
             while len(live) > max_scenes:
                 summary.append(_merge_coldest(vault, tx, live))
-                live = [n for n in vault.load().notes if n.kind == "scene"]
+                live = [n for n in public.load().notes if n.kind == "scene"]
             persona_path = "persona.md"
             full = vault.root / persona_path
             if full.exists():
@@ -111,7 +116,7 @@ def refresh_persona_and_scenes(vault: Vault, outcomes: Sequence[Any], *, commit:
                 current = (read_block(text, "persona", persona_path) or "").strip()
                 empty = not current or current.startswith("<!--")
                 if force_persona or empty or state["since_persona"] >= every:
-                    fresh = vault.load()
+                    fresh = public.load()
                     new_text = replace_block(text, "persona", persona_block(fresh),
                                              path=persona_path)
                     if new_text != text:

@@ -1,0 +1,106 @@
+"""The write journal: what a command had written when it was killed before its commit.
+
+A `Transaction` appends each path it is about to write to `.alaya/journal/<pid>-<id>.jsonl`
+(the first line holds its commit message) and removes the file once it has committed or put
+everything back. A journal left behind names files that are written (every write is atomic)
+but not committed — a `kill -9`, a power cut, a full disk at the commit. The next command
+that writes (or ingests) commits them first, as their own commit, with the original message
+and a line saying they were recovered; `alaya doctor` names the state and `doctor --fix`
+does the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Vault = Any  # store/vault.py's Vault, typed loosely: vault.py calls this module
+
+JOURNAL_DIR = "journal"
+RECOVERED = "recovered: the command that wrote these files was interrupted before its commit"
+
+
+@dataclass
+class Interrupted:
+    file: Path
+    message: str
+    paths: list[str] = field(default_factory=list)
+
+
+class Journal:
+    """One transaction's journal (created on its first write)."""
+
+    def __init__(self, state_dir: Path, message: str) -> None:
+        self.folder = state_dir / JOURNAL_DIR
+        self.message = message
+        self.path: Path | None = None
+        self._fd: int | None = None
+
+    def add(self, rel: str) -> None:
+        if self._fd is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.path = self.folder / f"{os.getpid()}-{secrets.token_hex(4)}.jsonl"
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            self._write({"message": self.message})
+        self._write({"path": rel})
+
+    def _write(self, obj: dict[str, str]) -> None:
+        assert self._fd is not None
+        os.write(self._fd, (json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8"))
+
+    def close(self) -> None:
+        """The transaction committed or rolled back: nothing is left to recover."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+            self.path = None
+
+
+def interrupted(state_dir: Path) -> list[Interrupted]:
+    """Journals left by commands that did not finish (only meaningful under the vault lock:
+    a live transaction holds it, so any journal seen then is a dead one's)."""
+    folder = state_dir / JOURNAL_DIR
+    if not folder.is_dir():
+        return []
+    out = []
+    for file in sorted(folder.glob("*.jsonl")):
+        message, paths = "", []
+        try:
+            for line in file.read_text(encoding="utf-8").splitlines():
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    continue  # a line cut by the crash
+                if "message" in row:
+                    message = str(row["message"])
+                elif "path" in row and row["path"] not in paths:
+                    paths.append(str(row["path"]))
+        except OSError:
+            continue
+        out.append(Interrupted(file, message, paths))
+    return out
+
+
+def recover(vault: Vault) -> list[str]:
+    """Commit what interrupted commands wrote (caller holds the vault lock). Returns the
+    commits made."""
+    from . import history
+
+    shas = []
+    for item in interrupted(vault.state_dir):
+        if item.paths and vault.config.get("git", "commit"):
+            head = (item.message or "alaya").split("\n", 1)[0]
+            sha = history.commit_paths(vault.root, item.paths,
+                                       f"{head}\n\n{RECOVERED}.\n" + "\n".join(
+                                           f"- {p}" for p in item.paths),
+                                       vault.config.git_identity())
+            if sha:
+                shas.append(sha)
+        item.file.unlink(missing_ok=True)
+    return shas

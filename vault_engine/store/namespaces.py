@@ -1,0 +1,280 @@
+"""The namespace policy: the one place every reader and writer asks which notes a caller may
+see and change (docs/security.md).
+
+Three kinds of caller:
+
+- the **owner** — a person, or a tool run without an agent name: trusted, reads and writes
+  every namespace (recall still *searches* `shared` and `[vault] default_namespace` unless
+  asked for more);
+- an **agent** — `ALAYA_AGENT=NAME`, `alaya --agent NAME`, `alaya mcp --agent NAME`, or a
+  request to `alaya serve` carrying `X-Alaya-Agent: NAME`: semi-trusted, reads and writes
+  `shared` and its own namespaces only (`NAME`, `NAME-main`, `NAME-ephemeral`);
+- the **public** audience — what every reader may see, `shared` only: derived notes every
+  agent reads (persona.md, scenes, MEMORY.md, reports) and `.alaya/agent-digest.json` are
+  built for it.
+
+Namespaces guard agents from each other through alaya's doors (CLI, MCP, serve, digests,
+derived notes). They are not a file permission: whoever can read the vault's files reads
+everything.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vault_engine.config import AGENT_ENV
+from vault_engine.errors import NamespaceError, NotFoundError, UsageError
+
+if TYPE_CHECKING:
+    from .model import Note
+
+# A VaultIndex (store/vault.py), typed loosely: vault.py asks this module, not the other way.
+VaultIndex = Any
+
+SHARED = "shared"
+OWN_SUFFIXES = ("-main", "-ephemeral")
+EPHEMERAL = "-ephemeral"
+_AGENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_NS_LINE_RE = re.compile(r"(?m)^namespace:[ \t]*['\"]?([^'\"#\r\n]+?)['\"]?[ \t]*(?:#.*)?$")
+
+
+def check_agent_name(name: str) -> str:
+    """An agent name usable as a namespace, or a UsageError saying why not."""
+    name = name.strip()
+    if not _AGENT_RE.match(name) or ".." in name:
+        raise UsageError(f"agent name {name!r} is not usable as a namespace",
+                         fix="use letters, digits, '-', '_' and '.' (e.g. ALAYA_AGENT=ops-bot)")
+    if name == SHARED:
+        raise UsageError("`shared` is the namespace every agent reads, not an agent name",
+                         fix="give the agent its own name, e.g. ALAYA_AGENT=ops-bot")
+    if name.endswith(OWN_SUFFIXES):
+        raise UsageError(f"agent name {name!r} ends like one of an agent's own namespaces "
+                         "(-main, -ephemeral)", fix=f"name the agent {name.rsplit('-', 1)[0]!r}")
+    return name
+
+
+def agent_of(namespace: str) -> str | None:
+    """The agent a namespace belongs to (`bob-ephemeral` → `bob`), None for `shared`."""
+    if namespace == SHARED:
+        return None
+    for suffix in OWN_SUFFIXES:
+        if namespace.endswith(suffix) and len(namespace) > len(suffix):
+            return namespace[:-len(suffix)]
+    return namespace
+
+
+def is_ephemeral(namespace: str) -> bool:
+    return namespace.endswith(EPHEMERAL) and namespace != EPHEMERAL
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is asking. `kind` is owner | agent | public; `agent` names an agent."""
+
+    kind: str = "owner"
+    agent: str | None = None
+
+    # -- who ------------------------------------------------------------------------------
+    @classmethod
+    def owner(cls) -> Caller:
+        return cls("owner")
+
+    @classmethod
+    def public(cls) -> Caller:
+        return cls("public")
+
+    @classmethod
+    def of_agent(cls, name: str | None) -> Caller:
+        """An agent by name; no name (None or empty) is the owner."""
+        if not name or not name.strip():
+            return cls.owner()
+        return cls("agent", check_agent_name(name))
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Caller:
+        """The caller this process runs as: `ALAYA_AGENT`, else the owner."""
+        return cls.of_agent((os.environ if env is None else env).get(AGENT_ENV))
+
+    @property
+    def is_owner(self) -> bool:
+        return self.kind == "owner"
+
+    @property
+    def is_agent(self) -> bool:
+        return self.kind == "agent"
+
+    @property
+    def label(self) -> str:
+        return f"agent {self.agent}" if self.agent else ("the owner" if self.is_owner
+                                                         else "every reader")
+
+    @property
+    def own(self) -> tuple[str, ...]:
+        """This agent's own namespaces (none for the owner and the public)."""
+        if self.agent is None:
+            return ()
+        return (self.agent,) + tuple(self.agent + s for s in OWN_SUFFIXES)
+
+    # -- the rule -------------------------------------------------------------------------
+    def may_read(self, namespace: str | None) -> bool:
+        ns = namespace or SHARED
+        return self.is_owner or ns == SHARED or ns in self.own
+
+    def may_write(self, namespace: str | None) -> bool:
+        # the same boundary both ways; the public audience never writes
+        return self.kind != "public" and self.may_read(namespace)
+
+    def sees(self, note: Note) -> bool:
+        return self.may_read(note.namespace)
+
+    def home(self, default_namespace: str) -> str:
+        """Where this caller's new cards go: the agent's namespace, else the vault default."""
+        return self.agent if self.agent else default_namespace
+
+    def session_home(self, config: Any) -> str:
+        """The namespace of a session this caller ingests or captures (`[vault]
+        sessions_namespace`: `agent`, the default, keeps an agent's conversations its own)."""
+        mode = config.get("vault", "sessions_namespace")
+        if mode not in ("agent", "shared"):
+            from vault_engine.errors import ConfigError
+
+            raise ConfigError(f"[vault] sessions_namespace = {mode!r} is neither \"agent\" "
+                              "nor \"shared\"", path="alaya.toml",
+                              fix='set sessions_namespace = "agent" (the default) or "shared"')
+        if self.agent:
+            return self.agent if mode == "agent" else SHARED
+        return str(config.get("vault", "default_namespace"))
+
+    # -- views ----------------------------------------------------------------------------
+    def view(self, index: VaultIndex) -> VaultIndex:
+        """The part of a vault this caller may see: notes of readable namespaces, and the
+        parse problems of files whose namespace is readable (an unparseable note's
+        namespace is read from its `namespace:` line)."""
+        if self.is_owner:
+            return index
+        import dataclasses
+
+        notes = [n for n in index.notes if self.sees(n)]
+        hidden = [n for n in index.notes if not self.sees(n)]
+        issues = [i for i in index.issues if self.may_read(i.namespace)]
+        return dataclasses.replace(index, notes=notes, issues=issues,
+                                   attachments=list(index.attachments),
+                                   hidden=hidden + list(index.hidden), _resolver=None)
+
+    def check_write(self, note: Note, ref: str | None = None) -> None:
+        if not self.may_write(note.namespace):
+            raise refused(self, ref)
+
+    def check_namespace(self, namespace: str, what: str = "write to") -> None:
+        if not self.may_write(namespace):
+            raise NamespaceError(
+                f"{self.label} may not {what} namespace {namespace!r}",
+                fix=f"use `shared` or one of {', '.join(self.own) or 'its own'}")
+
+    def readable(self) -> set[str] | None:
+        """The namespaces this caller may read (None: every one)."""
+        return None if self.is_owner else {SHARED, *self.own}
+
+    def recall_scope(self, requested: Iterable[str], all_namespaces: bool,
+                     default_namespace: str) -> set[str] | None:
+        """The namespaces a recall searches (None: every one). An agent searches `shared` and
+        its own; naming another agent's namespace is refused, `--all-namespaces` means every
+        namespace it may read."""
+        asked = [n for n in requested if n]
+        for ns in asked:
+            if not self.may_read(ns):
+                raise NamespaceError(f"{self.label} may not read namespace {ns!r}",
+                                     fix="search `shared` and your own namespaces "
+                                         f"({', '.join(self.own)})")
+        if self.is_owner:
+            return None if all_namespaces else {SHARED, default_namespace, *asked}
+        return {SHARED, *self.own, *asked}
+
+
+def refused(caller: Caller, ref: str | None = None) -> NamespaceError:
+    """The error a writer gets for another agent's private note: it names neither the note's
+    path nor its namespace (both would tell the caller about someone else's memory) — only
+    the reference the caller gave."""
+    what = repr(ref) if ref else "this note"
+    return NamespaceError(
+        f"{what} belongs to another agent's private namespace: {caller.label} may change "
+        "only shared notes and its own", fix="ask its owner, or change a shared note or one "
+        f"of your own ({', '.join(caller.own) or 'shared'})")
+
+
+def find_writable(index: VaultIndex, ref: str, caller: Caller) -> Note:
+    """A note the caller is about to change. One it cannot see is refused with a clear error
+    (NamespaceError) instead of "not found"; one that exists nowhere is NotFoundError."""
+    from vault_engine.errors import AlayaError
+
+    try:
+        note = index.find(ref)
+    except NotFoundError:
+        import dataclasses
+
+        if not index.hidden:
+            raise
+        try:
+            dataclasses.replace(index, notes=list(index.hidden), issues=[], hidden=[],
+                                _resolver=None).find(ref)
+        except NotFoundError:
+            raise NotFoundError(f"no note matches {ref!r} (by id, path, file name, title or "
+                                "alias)", fix="check the spelling") from None
+        except AlayaError:
+            pass  # ambiguous among hidden notes: it exists, and it is not the caller's
+        raise refused(caller, ref) from None
+    caller.check_write(note, ref)
+    return note
+
+
+def namespace_in_head(text: str) -> str | None:
+    """The `namespace:` line of a note's frontmatter, read without YAML (for a file that does
+    not parse); None when there is none."""
+    if not text.startswith(("---", "\ufeff---")):
+        return None
+    end = text.find("\n---", 3)
+    m = _NS_LINE_RE.search(text[:end if end > 0 else len(text)])
+    return m.group(1).strip() if m else None
+
+
+def namespace_of_text(text: str, path: str | None = None) -> str | None:
+    """A note's namespace as the parser reads it (`shared` when it has none); None when the
+    frontmatter does not parse and carries no readable `namespace:` line. The write gateway
+    asks it of the bytes on disk and of the bytes about to be written."""
+    from vault_engine.errors import NoteParseError
+
+    from .frontmatter import NoteText
+
+    try:
+        data = NoteText.parse(text, path=path).frontmatter.data
+    except NoteParseError:
+        return namespace_in_head(text)
+    return str(data.get("namespace") or SHARED)
+
+
+_LINK_RE = re.compile(r"!?\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
+
+
+def public_lines(lines: Iterable[str], index: VaultIndex) -> tuple[list[str], int]:
+    """The lines of a report every agent reads (reports/, MEMORY.md …): a line that links a
+    note outside `shared` is left out. `index` must hold every note (Vault.load_all), so
+    links to anyone's private notes are recognised. Returns (kept lines, lines left out)."""
+    by_id = {n.id.casefold(): n for n in (*index.notes, *index.hidden) if n.id}
+    kept, dropped = [], 0
+    for line in lines:
+        private = False
+        for m in _LINK_RE.finditer(line):
+            target = m.group(1).strip()
+            note = by_id.get(target.casefold()) or index.resolver.resolve(target).note
+            if note is not None and (note.namespace or SHARED) != SHARED:
+                private = True
+                break
+        if private:
+            dropped += 1
+        else:
+            kept.append(line)
+    return kept, dropped
