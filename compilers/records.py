@@ -139,24 +139,30 @@ def _turn_units(note: Session) -> list[Unit]:
             units.append(Unit(anchor=turn.anchor, embed_text=line,
                               lexical=" ".join(tokenize(f"{line} {romanised[speaker]}")),
                               snippet=line[:240], context=context, timed=says_when(chunk),
-                              dates=_days_named(chunk, said)))
+                              dates=_days_named(chunk, said, turn.dates)))
     return units
 
 
-def _days_named(text: str, said: Any) -> tuple[str, ...]:
-    """The days a turn names, resolved against when it was said (vault_engine/text/when.py):
-    one-off dates only — a recurring time ("every Monday") has no single day."""
+_DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _days_named(text: str, said: Any, resolved: tuple[tuple[str, str], ...] = ()
+                ) -> tuple[str, ...]:
+    """The days a turn names: the relative ones as ingest made them absolute in the turn's
+    header (in the vault's zone), and dates written out in full; for a note ingested before
+    headers carried dates, every one resolved here against when it was said
+    (vault_engine/text/when.py). One-off dates only — "every Monday" has no single day."""
+    days = [m.group(0) for _, value in resolved for m in [_DAY_RE.match(value)] if m]
     if said is None:
-        return ()
+        return tuple(dict.fromkeys(days))[:4]
     from vault_engine.text.when import mentions
 
-    days = []
     for m in mentions(text, said):
+        if resolved and not re.search(r"\d{4}", m.text):
+            continue  # relative: the header says which day
         if m.when is not None and not m.recurring and m.granularity in ("day", "minute"):
-            day = m.when.date().isoformat()
-            if day not in days:
-                days.append(day)
-    return tuple(days[:4])
+            days.append(m.when.date().isoformat())
+    return tuple(dict.fromkeys(days))[:4]
 
 
 def build_record(note: Note) -> NoteRecord:

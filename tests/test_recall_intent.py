@@ -238,3 +238,53 @@ def test_a_day_a_turn_names_is_resolved_and_matched(vault_path: Path) -> None:
     # the day its turn names matches exactly; the other session only by month
     assert on["chat-sat"] - off["chat-sat"] == pytest.approx(0.3, abs=1e-3)
     assert on["chat-tue"] - off["chat-tue"] == pytest.approx(0.15, abs=1e-3)
+
+
+def test_relative_dates_are_made_absolute_at_ingest_in_the_vault_zone(vault_path: Path) -> None:
+    """Ingest writes the day a relative date meant into the turn's header, resolved in
+    `[vault] timezone`: 00:30 on 9 May in Shanghai is 16:30 UTC on 8 May, so 昨天 is 8 May
+    (in UTC it would read as 7 May). Recall's date match reads the header; a turn appended
+    later gets its own; a note written before headers carried dates is resolved at compile."""
+    toml = vault_path / "alaya.toml"
+    toml.write_text(toml.read_text("utf-8").replace('timezone = ""', 'timezone = "Asia/Shanghai"'),
+                    encoding="utf-8")
+    ms = 1_683_563_400_000  # 2023-05-08T16:30:00Z = 2023-05-09 00:30 in Shanghai (a Tuesday)
+    turns = [{"id": "m1", "role": "user", "name": "李娜", "content": "昨天我们去爬山了，上周六去了露营。",
+              "timestamp": ms},
+             {"id": "m2", "role": "user", "name": "Mel", "content": "We went camping two "
+              "weekends ago, and every Monday I swim.", "timestamp": ms + 1000},
+             {"id": "m3", "role": "user", "name": "Mel", "content": "Nothing dated here.",
+              "timestamp": ms + 2000}]
+    session = {"id": "chat-dates", "timestamp": ms, "channel": "chat", "turns": turns}
+    ingest(Vault.open(vault_path), [("s.json", json.dumps(session).encode())])
+    note = next(p for p in (vault_path / "sessions").rglob("chat-dates.md"))
+    text = note.read_text("utf-8")
+    assert "· id m1 · dates: 昨天 = 2023-05-08; 上周六 = 2023-05-06\n" in text
+    assert "· id m2 · dates: two weekends ago = week of 2023-04-24\n" in text  # not "every Monday"
+    assert "· id m3\n" in text  # nothing to resolve: no dates part
+    parsed = [n for n in Vault.open(vault_path).load().notes if n.id == "chat-dates"][0]
+    assert parsed.turns[0].dates == (("昨天", "2023-05-08"), ("上周六", "2023-05-06"))
+    assert parsed.turns[0].source_id == "m1" and parsed.turns[2].dates == ()
+
+    # a turn appended later gets its own dates; the turns already there are not rewritten
+    session["turns"] = [*turns, {"id": "m4", "role": "user", "name": "Mel",
+                                 "content": "I ran the race yesterday.", "timestamp": ms + 3000}]
+    ingest(Vault.open(vault_path), [("s.json", json.dumps(session).encode())])
+    grown = note.read_text("utf-8")
+    assert text.split("\n---\n", 1)[1] in grown  # every turn already there, byte for byte
+    assert "· id m4 · dates: yesterday = 2023-05-08\n" in grown
+
+    # a session note from before dates were written: the day is worked out when compiling
+    old = vault_path / "sessions" / "2023-05" / "chat-old.md"
+    old.write_text("---\nid: chat-old\ntitle: Old\nstarted: 2023-05-10T08:00:00Z\n---\n"
+                   "> [!user] t1 · user · Mel · 2023-05-10T08:00:00Z · id m1\n"
+                   "> I ran the charity race last Saturday.\n\n^t1\n", encoding="utf-8")
+    vault = Vault.open(vault_path)
+    compile_vault(vault, CompileOptions(embedder=HASH))
+    build = A.current_build(vault.state_dir)
+    assert build is not None
+    rows = [json.loads(x) for x in build.path(A.UNITS).read_text().splitlines()]
+    dates = {(r["note"], r.get("anchor")): r.get("dates") for r in rows}
+    assert dates[("chat-dates", "t1")] == ["2023-05-08", "2023-05-06"]  # Shanghai's 昨天
+    assert dates[("chat-dates", "t4")] == ["2023-05-08"]
+    assert dates[("chat-old", "t1")] == ["2023-05-06"]
