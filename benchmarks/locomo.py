@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.common import report  # noqa: E402
 from compilers.options import CompileOptions  # noqa: E402
 from compilers.pipeline import compile_vault  # noqa: E402
+from vault_engine import artifacts as A  # noqa: E402
 from vault_engine.providers.embedding import LocalEmbedder  # noqa: E402
 from vault_engine.recall.pipeline import recall  # noqa: E402
 from vault_engine.recall.query import RecallQuery, RecallSettings  # noqa: E402
@@ -89,7 +90,11 @@ def session_json(conv: dict, name: str, n: int) -> dict:
 
 
 def build_vault(path: Path, sample: dict, name: str, embedder: LocalEmbedder,
-                distill: bool = False) -> Vault:
+                distill: bool = False, entities: bool = False,
+                embed_cache: Path | None = None) -> Vault:
+    """Ingest (and distil, and write entity pages) once per workdir, then compile. An
+    `embed_cache` (another workdir's vault of the same conversation) lends its embedding
+    cache: the same texts are not embedded twice, and nothing else is shared."""
     conv = sample.get("conversation", sample)  # the dev files are flattened
     sessions = sorted(int(k.split("_")[1]) for k in conv
                       if k.startswith("session_") and k.count("_") == 1)
@@ -103,6 +108,17 @@ def build_vault(path: Path, sample: dict, name: str, embedder: LocalEmbedder,
             from vault_engine.sessions.distill import distill as run_distill
 
             run_distill(vault, distiller="rules")
+        if entities:
+            from vault_engine.sessions.distill.entity_pages import refresh_pages
+
+            result, _ = refresh_pages(vault)
+            print(f"  {name}: entity pages {result.line()}", file=sys.stderr)
+        source = embed_cache / A.EMBED_CACHE if embed_cache is not None else None
+        if source is not None and source.exists():
+            import shutil
+
+            (path / ".alaya" / "cache").mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, path / ".alaya" / A.EMBED_CACHE)
     vault = Vault.open(path)
     stats = compile_vault(vault, CompileOptions(embedder=embedder))
     print(f"  {name}: {stats.units} units, embedded {stats.embedded} "
@@ -123,7 +139,8 @@ def turn_ids(sample: dict, name: str) -> dict[tuple[str, str], str]:
 
 
 def evaluate(vault: Vault, name: str, sample: dict, embedder: Any, mode: str,
-             settings: RecallSettings, cards_vote: bool = False) -> list[dict]:
+             settings: RecallSettings, cards_vote: bool = False,
+             expand: bool = False) -> list[dict]:
     rows = []
     dia = turn_ids(sample, name)
     for qa in sample["qa"]:
@@ -139,7 +156,7 @@ def evaluate(vault: Vault, name: str, sample: dict, embedder: Any, mode: str,
         kinds = ("session",) if not cards_vote else ()
         result = recall(vault.state_dir, RecallQuery(text=qa["question"], kinds=kinds,
                                                      top_k=30 if cards_vote else 10, mode=mode,
-                                                     expand=False),
+                                                     expand=expand),
                         embedder=embedder, settings=settings, telemetry=False)
         latency = (time.perf_counter() - start) * 1000
         ranked = []
@@ -200,9 +217,18 @@ def load_conversations(args: argparse.Namespace, embedder: CachedEmbedder) -> li
     out = []
     for path in sorted(args.data.glob("conv-*.json")):
         sample = json.loads(path.read_text())
-        vault = build_vault(args.workdir / path.stem, sample, path.stem, embedder.inner)
+        vault = build_vault(vault_dir(args) / path.stem, sample, path.stem, embedder.inner,
+                            distill=args.distill, entities=args.entities,
+                            embed_cache=args.embed_cache / path.stem / ".alaya"
+                            if args.embed_cache else None)
         out.append((path.stem, sample, vault))
     return out
+
+
+def vault_dir(args: argparse.Namespace) -> Path:
+    """The workdir of this kind of vault: `-distilled`, `-entities` suffixes."""
+    suffix = ("-distilled" if args.distill else "") + ("-entities" if args.entities else "")
+    return args.workdir.with_name(args.workdir.name + suffix) if suffix else args.workdir
 
 
 def grid_of(specs: list[str]) -> list[dict[str, object]]:
@@ -224,7 +250,8 @@ def cross_validate(args: argparse.Namespace) -> None:
     grid = grid_of(args.grid)
     per: dict[str, dict[int, list[dict]]] = {}
     for name, sample, vault in convs:
-        per[name] = {i: evaluate(vault, name, sample, embedder, "hybrid", RecallSettings(**cfg))
+        per[name] = {i: evaluate(vault, name, sample, embedder, "hybrid", RecallSettings(**cfg),
+                                 expand=args.expand)
                      for i, cfg in enumerate(grid)}
     embedder.save()
     held_out: list[dict] = []
@@ -259,7 +286,8 @@ def ablation(args: argparse.Namespace) -> None:
     for label, overrides in variants.items():
         rows: list[dict] = []
         for name, sample, vault in convs:
-            rows += evaluate(vault, name, sample, embedder, "hybrid", RecallSettings(**overrides))
+            rows += evaluate(vault, name, sample, embedder, "hybrid", RecallSettings(**overrides),
+                             expand=args.expand)
         out[label] = summarise(rows)
         print(f"  {label}: R@10 {out[label]['all']['r10']} MRR {out[label]['all']['mrr']}",
               file=sys.stderr)
@@ -304,6 +332,14 @@ def main() -> None:
     ap.add_argument("--distill", action="store_true",
                     help="Also distil the sessions (offline rules) and let cards vote for the "
                          "sessions they came from (workdir gets a -distilled suffix).")
+    ap.add_argument("--entities", action="store_true",
+                    help="Also write entity pages (vault_engine/sessions/distill/entity_pages.py) "
+                         "before compiling (workdir gets an -entities suffix).")
+    ap.add_argument("--expand", action="store_true",
+                    help="Recall with graph expansion (default: off, sessions by retrieval only).")
+    ap.add_argument("--embed-cache", type=Path, default=None, metavar="WORKDIR",
+                    help="Copy each conversation's embedding cache from this workdir's vaults "
+                         "into new vaults (nothing re-embedded that was embedded there).")
     ap.add_argument("--mmr", type=float, default=0.7)
     ap.add_argument("--set", nargs="*", default=[], metavar="KEY=JSON",
                     help="Override a RecallSettings field for an ablation, e.g. "
@@ -336,12 +372,13 @@ def main() -> None:
     for path in sorted(args.data.glob("conv-*.json")):
         sample = json.loads(path.read_text())
         name = path.stem
-        workdir = args.workdir.with_name(args.workdir.name + "-distilled") if args.distill \
-            else args.workdir
-        vault = build_vault(workdir / name, sample, name, embedder, distill=args.distill)
+        vault = build_vault(vault_dir(args) / name, sample, name, embedder,
+                            distill=args.distill, entities=args.entities,
+                            embed_cache=args.embed_cache / name / ".alaya"
+                            if args.embed_cache else None)
         for mode in args.modes:
             results[mode] += evaluate(vault, name, sample, cached, mode, settings,
-                                      cards_vote=args.distill)
+                                      cards_vote=args.distill, expand=args.expand)
     cached.save()
     report({mode: summarise(rows) for mode, rows in results.items()}, args.out)
 

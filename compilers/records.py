@@ -13,9 +13,9 @@ from typing import Any
 from vault_engine.store.frontmatter import format_datetime
 from vault_engine.store.model import Card, Entity, Note, Session, Tombstone
 from vault_engine.store.serialize import claim_dict, jsonable
-from vault_engine.text.timed import says_when
 from vault_engine.text.injection import is_injection
 from vault_engine.text.secrets import has_secret, redact
+from vault_engine.text.timed import says_when
 from vault_engine.text.tokens import tokenize
 
 # Kinds that become recall targets; the rest (templates, reports, archive, MEMORY.md …) are
@@ -54,6 +54,9 @@ class Unit:
     # the days it names, resolved against when it was said ("yesterday" → 2023-05-07): a
     # question that names a day finds the turn that dates the event, not only the session
     dates: tuple[str, ...] = ()
+    # a fact of an entity page: the turn it links to ("conv-26-s5#^t4"); graph expansion goes
+    # from the entity to the sessions of the facts a question matched
+    cites: str | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,52 @@ def _turn_units(note: Session) -> list[Unit]:
 _DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+_FACT_LINK_RE = re.compile(r"\[\[([^\]|#]+)#\^(t\d+)(?:\|[^\]]*)?\]\]")
+_TRAILING_LINKS_RE = re.compile(r"\s*\((?:\[\[[^\]]*\]\](?:,\s*)?)+\)\s*$")
+_FACT_DAY_RE = re.compile(r"^###\s+(\d{4}-\d{2}-\d{2})")
+MAX_FACT_UNITS = 150
+
+
+def _fact_units(note: Entity) -> list[Unit]:
+    """One unit per fact of an entity page's `facts` block (vault_engine/sessions/distill/
+    entity_pages.py), each citing the turn it links to; a hand-written list item with a turn
+    link counts too."""
+    from vault_engine.store.blocks import read_block
+
+    try:
+        block = read_block(note.body, "facts", note.path)
+    except Exception:  # a broken block is lint's to report; the note keeps its one unit
+        return []
+    if not block:
+        return []
+    units: list[Unit] = []
+    day: str | None = None
+    for line in block.splitlines():
+        m = _FACT_DAY_RE.match(line)
+        if m:
+            day = m.group(1)
+            continue
+        if not line.startswith("- "):
+            continue
+        link = _FACT_LINK_RE.search(line)
+        if link is None:
+            continue
+        text = _TRAILING_LINKS_RE.sub("", line[2:])  # a card fact's "(turn, card)"
+        text = plain(_FACT_LINK_RE.sub("", text)).strip()
+        if not text:
+            continue
+        text = redact(text) if has_secret(text) else text
+        when = day or next(iter(re.findall(r"\|(\d{4}-\d{2}-\d{2})\]\]", line)), None)
+        embed = f"[{when}] {text}" if when else text
+        units.append(Unit(anchor=None, embed_text=embed,
+                          lexical=" ".join(tokenize(f"{note.title} {text}")),
+                          snippet=embed[:240], cites=f"{link.group(1)}#^{link.group(2)}",
+                          dates=(when,) if when else ()))
+        if len(units) >= MAX_FACT_UNITS:
+            break
+    return units
+
+
 def _days_named(text: str, said: Any, resolved: tuple[tuple[str, str], ...] = ()
                 ) -> tuple[str, ...]:
     """The days a turn names: the relative ones as ingest made them absolute in the turn's
@@ -185,6 +234,8 @@ def build_record(note: Note) -> NoteRecord:
             snippet = (redact(snippet) if has_secret(snippet) else snippet)[:240]
             units = [Unit(anchor=None, embed_text=embed, lexical=" ".join(tokenize(lexical)),
                           snippet=snippet)]
+            if isinstance(note, Entity):
+                units += _fact_units(note)
     relations = tuple(RelationRef(type=r.type, target=r.target, weight=float(r.weight),
                                   reason=str(r.reason or ""), origin=r.origin)
                       for r in note.relations if r.target)

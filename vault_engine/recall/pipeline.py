@@ -13,6 +13,7 @@ recall never writes markdown, only a telemetry event under `.alaya/`.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -104,6 +105,12 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         fused = boost_timed(index, fused, settings.time_weight)
 
     hits = score_notes(index, fused, query, namespaces, lexical_scores, text, cos, settings)
+    # asked for some kinds only (`--kind session`): expansion still starts from every kind —
+    # question → entity page → the sessions that hold its facts
+    seed_hits = hits
+    if query.kinds and query.expand and not query.from_nodes and text:
+        seed_hits = score_notes(index, fused, dataclasses.replace(query, kinds=()), namespaces,
+                                lexical_scores, text, cos, settings)
 
     # seeds for expansion: the best hits, or the nodes we were asked to continue from
     seeds: list[Hit]
@@ -115,7 +122,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         hits = {} if not text else hits
         depth = max(depth, 1)
     else:  # a fixed number of seeds: the order must not depend on how many are shown
-        seeds = sorted(hits.values(), key=lambda h: (-h.score, h.node))[:SEEDS]
+        seeds = sorted(seed_hits.values(), key=lambda h: (-h.score, h.node))[:SEEDS]
     wanted = tuple(query.relations)
     if query.expand and depth > 0 and seeds:
         expand(index, seeds, hits, wanted, depth, settings, query, namespaces,
