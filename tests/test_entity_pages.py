@@ -212,3 +212,28 @@ def test_expansion_goes_from_a_question_to_the_sessions_of_the_facts_it_matched(
     nav = recall(vault.state_dir, RecallQuery(from_nodes=("Mel",), kinds=("session",)),
                  embedder=None, telemetry=False)["nodes"]
     assert {n["id"] for n in nav} == {"s-a", "s-b", "s-c"}
+
+
+def test_an_entity_hit_scores_as_its_best_fact_and_yields_to_new_sessions(
+        vault_path: Path) -> None:
+    """A page restates turns: it scores as its best fact (not the sum of its facts, not the
+    page as one document) and, like a hit graph expansion added, moves below the hits that
+    bring a session not shown yet when its facts' sessions are already above it."""
+    vault = _curated_vault(vault_path)
+    ingest(Vault.open(vault_path), [session("s-d", 3, [(
+        "Ann", "Ann bought new strings for the old violin she keeps in the attic at her "
+               "parents' house near the lake.")])])
+    compile_vault(Vault.open(vault_path), CompileOptions(embedder=HASH))
+
+    def nodes(diversify: bool) -> list[dict]:  # type: ignore[type-arg]
+        return recall(vault.state_dir, RecallQuery(text="violin lessons", mode="bm25", expand=False),
+                      embedder=None, settings=RecallSettings(diversify=diversify,
+                                                             mmr_lambda=1.0),
+                      telemetry=False)["nodes"]
+
+    plain = nodes(False)
+    page = next(n for n in plain if n["kind"] == "entity")
+    assert [f["source"] for f in page["facts"]] == ["[[s-c#^t1]]"]  # its one matching fact
+    assert page["score"] < 0.5 < plain[0]["score"]  # as good as that fact, no more
+    assert [n["id"] for n in plain] == ["s-c", "ent-mel", "s-d"]  # by score …
+    assert [n["id"] for n in nodes(True)] == ["s-c", "s-d", "ent-mel"]  # … s-d brings news

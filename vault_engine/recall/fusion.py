@@ -96,7 +96,9 @@ def score_notes(index: RecallIndex, fused: dict[int, float], query: RecallQuery,
         elif not passes(index.row(unit), query, namespaces):
             continue
         by_node.setdefault(int(index.unit_node[unit]), []).append((unit, score))
-    best = max(fused.values(), default=1.0) or 1.0
+    # scaled by the best unit that can be shown (`--kind session`: entity facts and cards that
+    # only seed expansion do not change how sessions compare)
+    best = max((s for units in by_node.values() for _, s in units), default=1.0) or 1.0
     hits: dict[int, Hit] = {}
     node_lex: Any = {}
     lex_top = float(lexical_scores.max()) if lexical_scores is not None else 0.0
@@ -118,6 +120,12 @@ def score_notes(index: RecallIndex, fused: dict[int, float], query: RecallQuery,
         if node < 0:
             continue
         units.sort(key=lambda x: -x[1])
+        if index.node_kind(node) == "entity":
+            # an entity page is as good as its best fact: its facts restate turns, and summed
+            # (or read as one document) a page about someone matches every question naming them
+            hits[node] = Hit(node=node, score=units[0][1] / best, units=units[:3],
+                             cosine=cos.get(units[0][0]))
+            continue
         score = sum(w * s / best for w, (_, s) in zip(SESSION_TURN_WEIGHTS, units, strict=False))
         score += settings.session_bm25_weight * note_bm25(node)
         if dates:  # the note's own date, or a day its best turns name ("yesterday" → 7 May)

@@ -76,6 +76,11 @@ def sessions_of(index: RecallIndex, hit: Hit) -> frozenset[str]:
     row = index.row(unit) if unit >= 0 else {}
     if row.get("kind") == "session":
         return frozenset({str(row.get("note"))})
+    if row.get("kind") == "entity":  # an entity page stands for the sessions of the facts shown
+        cited = {str(index.row(u).get("cites") or "").split("#", 1)[0].rsplit("/", 1)[-1]
+                 for u, score in hit.units if u >= 0 and score > 0}
+        cited.discard("")
+        return frozenset(cited) if cited else frozenset({f"node:{hit.node}"})
     sources = [str(s).strip("[]").split("|")[0].split("#")[0]
                for s in row.get("source_sessions") or []]
     return frozenset(sources) if sources else frozenset({f"node:{hit.node}"})
@@ -86,13 +91,15 @@ def diversify(index: RecallIndex, ranked: list[Hit], listing: bool) -> list[Hit]
     already shown: a hit whose sessions are all covered by hits above it moves below the
     hits that bring a new one. For a list question ("what … all", "哪些") every hit is held to
     that — the answer is spread over sessions; otherwise only a hit graph expansion added
-    (it earns a place by reaching a new session, not by restating its parent's)."""
+    (it earns a place by reaching a new session, not by restating its parent's) and an entity
+    page (its facts restate turns of the sessions it stands for)."""
     covered: set[str] = set()
     fresh: list[Hit] = []
     repeats: list[Hit] = []
     for hit in ranked:
         sessions = sessions_of(index, hit)
-        if (listing or hit.depth > 0) and sessions <= covered:
+        held = listing or hit.depth > 0 or index.node_kind(hit.node) == "entity"
+        if held and sessions <= covered:
             repeats.append(hit)
             continue
         covered |= sessions

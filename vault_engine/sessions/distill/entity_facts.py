@@ -3,8 +3,9 @@
 
 - **Who gets a page**: every entity note, and every name said in two or more sessions — the
   speakers, people named in the turns (text.names), systems and identifiers (text.entities,
-  under one name each: k8s → Kubernetes), and system parts people write in lower case
-  ("the connection pool", "the renewal job", 连接池, 支付服务).
+  under one name each: k8s → Kubernetes; identifiers such as payment-svc), and system parts
+  people write in lower case ("the connection pool", "the renewal job", 连接池, 支付服务).
+  Acronyms and CamelCase words of unknown kind (SELECT, OOM) get no page of their own.
 - **Facts from cards**: each current claim of a card that is about the entity (it links to the
   entity's note or names it), with the turn its evidence cites.
 - **Facts from sessions**: the sentences that name the entity — and, for a person, what they
@@ -83,10 +84,12 @@ def _names_in(session: Session) -> dict[str, str]:
                 chinese_names(turn.text, speakers) if has_cjk(turn.text) else []):
             out.setdefault(n, "person")
         for e in find_entities(turn.text):
+            # a known system, an identifier (db-primary, payment-svc), a version (PG 16): an
+            # acronym or CamelCase word of unknown kind (SELECT, OOM, ConfigMap) is too often
+            # a keyword to get a page of its own (an entity note for it still gets facts)
             if e.kind == "identifier" or e.name in _KNOWN_SYSTEMS or e.name[-1:].isdigit():
-                out.setdefault(e.name, "system")
-            elif e.kind != "timezone":
-                out.setdefault(e.name, "topic")  # an acronym or CamelCase word: what, unknown
+                if "REDACTED" not in e.name:
+                    out.setdefault(e.name, "system")
         for c in find_components(turn.text):
             out.setdefault(c, "system")
     return out
