@@ -87,9 +87,9 @@ def _names_in(session: Session) -> dict[str, str]:
             # a known system, an identifier (db-primary, payment-svc), a version (PG 16): an
             # acronym or CamelCase word of unknown kind (SELECT, OOM, ConfigMap) is too often
             # a keyword to get a page of its own (an entity note for it still gets facts)
-            if e.kind == "identifier" or e.name in _KNOWN_SYSTEMS or e.name[-1:].isdigit():
-                if "REDACTED" not in e.name:
-                    out.setdefault(e.name, "system")
+            known = e.kind == "identifier" or e.name in _KNOWN_SYSTEMS or e.name[-1:].isdigit()
+            if known and "REDACTED" not in e.name:
+                out.setdefault(e.name, "system")
         for c in find_components(turn.text):
             out.setdefault(c, "system")
     return out
