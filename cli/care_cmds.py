@@ -8,12 +8,13 @@ import click
 
 from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, propose_option, style
 
-PHASE_CHOICES = ["distill", "consolidate", "conflicts", "cooldown", "forget", "promote", "gaps"]
+PHASE_CHOICES = ["distill", "consolidate", "conflicts", "entities", "cooldown", "forget", "promote",
+                 "gaps"]
 
 
 @click.command()
 @click.option("--phase", "phases", multiple=True, type=click.Choice(PHASE_CHOICES),
-              help="Run only this phase (repeatable). Default: all seven, in order.")
+              help="Run only this phase (repeatable). Default: all eight, in order.")
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
 @click.option("--if-due", is_flag=True,
               help="Run only when [introspect] every_hours (default 4) have passed since the "
@@ -26,7 +27,8 @@ PHASE_CHOICES = ["distill", "consolidate", "conflicts", "cooldown", "forget", "p
 def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, if_due: bool,
                no_commit: bool, propose: bool, as_json: bool) -> None:
     """Tidy the vault: distill new sessions, merge duplicates, settle contradictions (and
-    check claims against later sessions), recompute tiers, archive what is forgotten, promote
+    check claims against later sessions), write entity pages (what the memory knows about
+    each person, system or project, linked to the turns), recompute tiers, archive what is forgotten, promote
     the best memories into MEMORY.md, list knowledge gaps in reports/open-questions.md.
 
     One git commit per phase, each with its section of reports/introspect-<date>.md, so

@@ -123,7 +123,7 @@ def build_server(root: Path, *, agent: str | None = None,
                depth: S.Depth = None, from_nodes: S.FromNodes = None, top_k: S.TopK = None,
                kinds: S.Kinds = None, types: S.Types = None, tags: S.Tags = None,
                as_of: S.AsOf = None, mode: S.RecallMode = "hybrid") -> dict[str, Any]:
-        """Search long-term memory (zero LLM calls): free text in `query`, or structured —
+        """Search long-term memory (zero LLM calls unless a [rerank] model is configured): free text in `query`, or structured —
         `concepts` plus `relations` (e.g. ["CAUSED_BY"]) and `depth` to follow typed links —
         or keep navigating from `from_nodes` (ids of an earlier result). Returns `nodes`
         (id, title, kind, path, score, h_distance — below 0.3 is close to the target —,
@@ -139,11 +139,15 @@ def build_server(root: Path, *, agent: str | None = None,
                            ("type", types), ("tag", tags), ("as_of", as_of)):
             if value is not None:
                 obj[key] = value
+        if "reranker" not in state:
+            from vault_engine.providers.rerank import get_reranker
+
+            state["reranker"] = get_reranker(vault.config)
         return run("recall", lambda: run_recall(
             vault.state_dir, RecallQuery.from_json(obj),  # no namespace keys: own + shared
             embedder=embedder() if mode != "bm25" else None,
             settings=RecallSettings.from_config(vault.config), resident=True,
-            caller=vault.caller), reads=True)
+            reranker=state["reranker"], caller=vault.caller), reads=True)
 
     @server.tool(annotations=S.READS, title="Paths between notes")
     def traverse(a: S.Ref, b: S.OtherRef = None, max_hops: S.MaxHops = 3,

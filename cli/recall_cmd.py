@@ -112,8 +112,13 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
             embedder = get_embedder(vault.config)
         except Exception as exc:  # a misconfigured embedder degrades to BM25, never fails
             echo(style(f"! embedder unavailable: {exc}", fg="yellow"), err=True)
+    reranker = None
+    if vault.config.get("rerank", "provider") != "none":  # optional, off by default
+        from vault_engine.providers.rerank import get_reranker
+
+        reranker = get_reranker(vault.config)
     result = run_recall(vault.state_dir, query, embedder=embedder,
-                        settings=RecallSettings.from_config(vault.config))
+                        settings=RecallSettings.from_config(vault.config), reranker=reranker)
     if save:
         from vault_engine.recall.queries import recall_lines, save_query
 

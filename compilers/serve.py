@@ -118,6 +118,11 @@ class RecallServer:
             self.embedder.embed_query("warm up")  # load the model now, not on the first query
         except AlayaError:
             self.embedder = None
+        self.reranker: Any = None
+        if vault.config.get("rerank", "provider") != "none":  # optional, off by default
+            from vault_engine.providers.rerank import get_reranker
+
+            self.reranker = get_reranker(vault.config)
         self.stop = threading.Event()
         self.watch = watch
         server = self
@@ -242,6 +247,7 @@ class RecallServer:
                     query = RecallQuery.from_json(obj)
                     result = recall(server.vault.state_dir, query, embedder=server.embedder,
                                     settings=server.settings, resident=True,
+                                    reranker=server.reranker,
                                     caller=self._caller())
                 except UnicodeDecodeError as exc:
                     return self._send(400, {"error": "UsageError",

@@ -8,6 +8,7 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from vault_engine.errors import UsageError
@@ -117,6 +118,9 @@ class RecallSettings:
     context_weight: float = 0.5  # share of a turn's dense score read with the turn before it
     session_bm25_weight: float = 0.4  # a note's BM25 evidence over all its units
     date_weight: float = 0.3  # notes dated on a day or month the query names
+    time_weight: float = 0.1  # a time question: turns that say when gain this (fused 0–1)
+    expand_exclude: tuple[str, ...] = ()  # relation types a free-text search does not follow
+    diversify: bool = True  # a search gives each session that adds something new a slot
     complete_scores: bool = True  # score every candidate on both sides (see retrieval.complete_rankings)
 
     @classmethod
@@ -128,31 +132,42 @@ class RecallSettings:
                    default_namespace=config.get("vault", "default_namespace"),
                    fusion=r["fusion"], dense_weight=r["dense_weight"],
                    context_weight=r["context_weight"],
-                   session_bm25_weight=r["session_bm25_weight"], date_weight=r["date_weight"])
+                   session_bm25_weight=r["session_bm25_weight"], date_weight=r["date_weight"],
+                   time_weight=r["time_weight"], diversify=r["diversify"],
+                   expand_exclude=tuple(r["expand_exclude"]))
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
 
 
-_DATE_IN_QUERY_RE = re.compile(
+_DATE_IN_QUERY = (
     r"(?i)\b(?:(\d{1,2})\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
     r"(?:\s+(\d{1,2})(?:st|nd|rd|th)?)?(?:,?\s+(\d{4}))?\b|\b(\d{4})-(\d{2})(?:-(\d{2}))?\b")
 
 
-_ZH_DATE_IN_QUERY_RE = re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(?:(\d{1,2})\s*[日号]|份)?")
+_ZH_DATE_IN_QUERY = r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(?:(\d{1,2})\s*[日号]|份)?"
+
+
+@cache
+def _date_res() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return re.compile(_ZH_DATE_IN_QUERY), re.compile(_DATE_IN_QUERY)
 
 
 def dates_in_query(text: str) -> list[tuple[int | None, int, int | None]]:
     """(year, month, day) the query names ("in May 2023", "on 8 May", "2023-05-08",
     "4 月 29 日", "2026年5月", "五月份" is not read)."""
+    folded = (text or "").casefold()
+    if not any(c.isdigit() for c in folded) and not any(m[:3] in folded for m in _MONTHS):
+        return []  # nothing a date could be made of: the patterns are not even compiled
+    zh_re, date_re = _date_res()
     out = []
-    for m in _ZH_DATE_IN_QUERY_RE.finditer(text or ""):
+    for m in zh_re.finditer(text or ""):
         month = int(m.group(2))
         if 1 <= month <= 12 and (m.group(3) or m.group(1) or m.group(0).endswith("份")):
             out.append((int(m.group(1)) if m.group(1) else None, month,
                         int(m.group(3)) if m.group(3) else None))
-    for m in _DATE_IN_QUERY_RE.finditer(text or ""):
+    for m in date_re.finditer(text or ""):
         if m.group(2):
             month = [x[:3] for x in _MONTHS].index(m.group(2).lower()[:3]) + 1
             if m.group(2).lower() == "may" and not (m.group(1) or m.group(3) or m.group(4)):

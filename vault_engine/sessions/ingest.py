@@ -70,11 +70,26 @@ def render_turn(index: int, turn: TurnIn, fallback_time: dt.datetime | None,
     when = turn.timestamp or fallback_time
     speaker = (turn.name or turn.role).replace("·", "-")
     head = f"> [!{turn.role}] t{index} · {turn.role} · {speaker}"
-    if when or turn.turn_id:
+    dates = turn_dates(turn.content, when, tz)
+    if when or turn.turn_id or dates:
         head += f" · {shown_time(when, tz) if when else '-'}"
     if turn.turn_id:
         head += f" · id {turn.turn_id.replace('·', '-')}"
+    if dates:
+        head += " · dates: " + "; ".join(f"{said} = {day}" for said, day in dates)
     return f"{head}\n{_quote(turn_note_text(turn))}\n\n^t{index}\n\n"
+
+
+def turn_dates(text: str, when: dt.datetime | None,
+               tz: dt.tzinfo | None) -> list[tuple[str, str]]:
+    """The relative dates a turn names ("yesterday", "上周六", "two weeks ago"), made absolute
+    against when it was said in the vault's zone, for the turn's header: the note then says
+    which day was meant, for a person, an agent and recall alike (docs/vault-format.md)."""
+    if when is None or not text:
+        return []
+    from vault_engine.text.when import relative_dates
+
+    return relative_dates(text, when, tz)
 
 
 def session_paths(session: SessionIn) -> tuple[str, str]:
