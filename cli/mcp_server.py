@@ -123,7 +123,8 @@ def build_server(root: Path, *, agent: str | None = None,
                depth: S.Depth = None, from_nodes: S.FromNodes = None, top_k: S.TopK = None,
                kinds: S.Kinds = None, types: S.Types = None, tags: S.Tags = None,
                as_of: S.AsOf = None, mode: S.RecallMode = "hybrid") -> dict[str, Any]:
-        """Search long-term memory (zero LLM calls unless a [rerank] model is configured): free text in `query`, or structured —
+        """Search long-term memory (zero LLM calls unless a [rerank] model is configured):
+        free text in `query`, or structured —
         `concepts` plus `relations` (e.g. ["CAUSED_BY"]) and `depth` to follow typed links —
         or keep navigating from `from_nodes` (ids of an earlier result). Returns `nodes`
         (id, title, kind, path, score, h_distance — below 0.3 is close to the target —,
