@@ -38,9 +38,18 @@ HERE = ROOT / "benchmarks" / "agentops"
 
 
 def sessions_of(nodes: list[dict]) -> list[str]:
+    """The sessions the nodes stand for, in order: a session itself, a card its source
+    sessions, an entity page the sessions of the facts it shows (at most three, each linked
+    to its turn — as recall's own session diversity counts them)."""
     ranked: list[str] = []
     for n in nodes:
-        for sid in ([n["id"]] if n["kind"] == "session" else n["source_sessions"]):
+        if n["kind"] == "session":
+            sids = [n["id"]]
+        elif n["kind"] == "entity":
+            sids = [f["source"].strip("[]").split("#")[0] for f in n.get("facts") or []]
+        else:
+            sids = n["source_sessions"]
+        for sid in sids:
             if sid not in ranked:
                 ranked.append(sid)
     return ranked

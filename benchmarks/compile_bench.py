@@ -78,7 +78,8 @@ def load_times(vault: Path) -> dict[str, float]:
 
 def watcher_latency(vault: Path, rounds: int = 5) -> list[float]:
     """Save a note → the published build changes; measured against a running `alaya watch`."""
-    proc = subprocess.Popen([ALAYA, "--vault", str(vault), "watch", "--json", "--debounce", "0.2"],
+    proc = subprocess.Popen([ALAYA, "--vault", str(vault), "watch", "--json", "--debounce", "0.2",
+                             "--no-introspect"],
                             env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     lines: list[str] = []
     reader = threading.Thread(target=lambda: [lines.append(ln) for ln in proc.stdout], daemon=True)

@@ -22,6 +22,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -29,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.common import report  # noqa: E402
 from compilers.options import CompileOptions  # noqa: E402
 from compilers.pipeline import compile_vault  # noqa: E402
+from vault_engine import artifacts as A  # noqa: E402
 from vault_engine.providers.embedding import LocalEmbedder  # noqa: E402
 from vault_engine.recall.pipeline import recall  # noqa: E402
 from vault_engine.recall.query import RecallQuery, RecallSettings  # noqa: E402
@@ -38,6 +40,40 @@ from vault_engine.store.vault import Vault  # noqa: E402
 
 DIA_RE = re.compile(r"D(\d+):(\d+)")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
+class CachedEmbedder:
+    """The bundled embedder with each query's vector kept in `workdir/query-vectors.pkl`: a
+    grid of settings asks the same 760 questions many times, and embedding dominates recall
+    time. Vectors are exactly the embedder's; only repeated work is saved."""
+
+    def __init__(self, workdir: Path) -> None:
+        import pickle
+
+        self.inner = LocalEmbedder()
+        self.id = self.inner.id
+        self.path = workdir / "query-vectors.pkl"
+        self.memo: dict[str, object] = {}
+        if self.path.exists():
+            self.memo = pickle.loads(self.path.read_bytes())  # written by this script only
+        self.added = 0
+
+    def embed_query(self, text: str) -> object:
+        vec = self.memo.get(text)
+        if vec is None:
+            vec = self.memo[text] = self.inner.embed_query(text)
+            self.added += 1
+        return vec
+
+    def embed_passages(self, texts: list[str]) -> object:
+        return self.inner.embed_passages(texts)
+
+    def save(self) -> None:
+        import pickle
+
+        if self.added:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_bytes(pickle.dumps(self.memo))
 
 
 def session_json(conv: dict, name: str, n: int) -> dict:
@@ -54,7 +90,11 @@ def session_json(conv: dict, name: str, n: int) -> dict:
 
 
 def build_vault(path: Path, sample: dict, name: str, embedder: LocalEmbedder,
-                distill: bool = False) -> Vault:
+                distill: bool = False, entities: bool = False,
+                embed_cache: Path | None = None) -> Vault:
+    """Ingest (and distil, and write entity pages) once per workdir, then compile. An
+    `embed_cache` (another workdir's vault of the same conversation) lends its embedding
+    cache: the same texts are not embedded twice, and nothing else is shared."""
     conv = sample.get("conversation", sample)  # the dev files are flattened
     sessions = sorted(int(k.split("_")[1]) for k in conv
                       if k.startswith("session_") and k.count("_") == 1)
@@ -68,6 +108,17 @@ def build_vault(path: Path, sample: dict, name: str, embedder: LocalEmbedder,
             from vault_engine.sessions.distill import distill as run_distill
 
             run_distill(vault, distiller="rules")
+        if entities:
+            from vault_engine.sessions.distill.entity_pages import refresh_pages
+
+            result, _ = refresh_pages(vault)
+            print(f"  {name}: entity pages {result.line()}", file=sys.stderr)
+        source = embed_cache / A.EMBED_CACHE if embed_cache is not None else None
+        if source is not None and source.exists():
+            import shutil
+
+            (path / ".alaya" / "cache").mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, path / ".alaya" / A.EMBED_CACHE)
     vault = Vault.open(path)
     stats = compile_vault(vault, CompileOptions(embedder=embedder))
     print(f"  {name}: {stats.units} units, embedded {stats.embedded} "
@@ -87,8 +138,9 @@ def turn_ids(sample: dict, name: str) -> dict[tuple[str, str], str]:
     return out
 
 
-def evaluate(vault: Vault, name: str, sample: dict, embedder: LocalEmbedder, mode: str,
-             settings: RecallSettings, cards_vote: bool = False) -> list[dict]:
+def evaluate(vault: Vault, name: str, sample: dict, embedder: Any, mode: str,
+             settings: RecallSettings, cards_vote: bool = False,
+             expand: bool = False) -> list[dict]:
     rows = []
     dia = turn_ids(sample, name)
     for qa in sample["qa"]:
@@ -104,7 +156,7 @@ def evaluate(vault: Vault, name: str, sample: dict, embedder: LocalEmbedder, mod
         kinds = ("session",) if not cards_vote else ()
         result = recall(vault.state_dir, RecallQuery(text=qa["question"], kinds=kinds,
                                                      top_k=30 if cards_vote else 10, mode=mode,
-                                                     expand=False),
+                                                     expand=expand),
                         embedder=embedder, settings=settings, telemetry=False)
         latency = (time.perf_counter() - start) * 1000
         ranked = []
@@ -147,23 +199,61 @@ def summarise(rows: list[dict]) -> dict:
     return out
 
 
-GRID = [{"context_weight": c, "date_weight": d, "session_bm25_weight": n}
-        for c in (0.0, 0.3, 0.5) for d in (0.1, 0.3, 0.5) for n in (0.2, 0.4)]
+# The weights each issue added, each chosen by leave-one-conversation-out cross-validation
+# (`--cross-validate`; `--grid KEY=V1,V2 …` replaces this grid).
+GRID_AXES: dict[str, list[object]] = {"time_weight": [0.0, 0.05, 0.1, 0.2]}
+
+# Each mechanism and the settings that switch it off, for the ablation table (`--ablation`).
+MECHANISMS: dict[str, dict[str, object]] = {
+    "time questions rank turns that say when": {"time_weight": 0.0},
+    "turn context": {"context_weight": 0.0},
+    "whole-session BM25": {"session_bm25_weight": 0.0},
+    "date match": {"date_weight": 0.0},
+    "score completion": {"complete_scores": False},
+}
+
+
+def load_conversations(args: argparse.Namespace, embedder: CachedEmbedder) -> list[tuple]:
+    out = []
+    for path in sorted(args.data.glob("conv-*.json")):
+        sample = json.loads(path.read_text())
+        vault = build_vault(vault_dir(args) / path.stem, sample, path.stem, embedder.inner,
+                            distill=args.distill, entities=args.entities,
+                            embed_cache=args.embed_cache / path.stem / ".alaya"
+                            if args.embed_cache else None)
+        out.append((path.stem, sample, vault))
+    return out
+
+
+def vault_dir(args: argparse.Namespace) -> Path:
+    """The workdir of this kind of vault: `-distilled`, `-entities` suffixes."""
+    suffix = ("-distilled" if args.distill else "") + ("-entities" if args.entities else "")
+    return args.workdir.with_name(args.workdir.name + suffix) if suffix else args.workdir
+
+
+def grid_of(specs: list[str]) -> list[dict[str, object]]:
+    axes = dict(GRID_AXES)
+    if specs:
+        axes = {k: [json.loads(x) for x in v.split(",")]
+                for k, v in (item.split("=", 1) for item in specs)}
+    grid: list[dict[str, object]] = [{}]
+    for key, values in axes.items():
+        grid = [{**g, key: v} for g in grid for v in values]
+    return grid
 
 
 def cross_validate(args: argparse.Namespace) -> None:
     """Are the default weights tuned to these five conversations? For each conversation,
     choose the weights that do best (MRR) on the other four and score it with them."""
-    embedder = LocalEmbedder()
+    embedder = CachedEmbedder(args.workdir)
+    convs = load_conversations(args, embedder)
+    grid = grid_of(args.grid)
     per: dict[str, dict[int, list[dict]]] = {}
-    for path in sorted(args.data.glob("conv-*.json")):
-        sample = json.loads(path.read_text())
-        vault = build_vault(args.workdir / path.stem, sample, path.stem, embedder)
-        per[path.stem] = {i: evaluate(vault, path.stem, sample, embedder, "hybrid",
-                                      RecallSettings(**cfg), cards_vote=False)
-                          for i, cfg in enumerate(GRID)}
-    default = next(i for i, c in enumerate(GRID)
-                   if all(getattr(RecallSettings(), k) == v for k, v in c.items()))
+    for name, sample, vault in convs:
+        per[name] = {i: evaluate(vault, name, sample, embedder, "hybrid", RecallSettings(**cfg),
+                                 expand=args.expand)
+                     for i, cfg in enumerate(grid)}
+    embedder.save()
     held_out: list[dict] = []
     chosen = {}
     for conv in per:
@@ -171,13 +261,38 @@ def cross_validate(args: argparse.Namespace) -> None:
             rows = [r for other, by_cfg in per.items() if other != conv for r in by_cfg[i]]
             return statistics.mean(r["mrr"] for r in rows)
 
-        best = max(range(len(GRID)), key=mrr_elsewhere)
-        chosen[conv] = GRID[best]
+        best = max(range(len(grid)), key=mrr_elsewhere)
+        chosen[conv] = grid[best]
         held_out += per[conv][best]
+    defaults = RecallSettings()
+    default = next((i for i, c in enumerate(grid)
+                    if all(getattr(defaults, k) == v for k, v in c.items())), None)
     report({"held_out_with_weights_chosen_on_the_others": summarise(held_out),
-            "defaults_on_all": summarise([r for by_cfg in per.values()
-                                          for r in by_cfg[default]]),
+            "defaults_on_all": summarise([r for by_cfg in per.values() for r in by_cfg[default]])
+            if default is not None else None,
+            "each_setting_on_all": {json.dumps(cfg): summarise(
+                [r for by_cfg in per.values() for r in by_cfg[i]])["all"]
+                for i, cfg in enumerate(grid)},
             "chosen": chosen}, args.out)
+
+
+def ablation(args: argparse.Namespace) -> None:
+    """The defaults, then each mechanism switched off alone: per category, session and turn
+    level (docs/benchmarks.md, the ablation table)."""
+    embedder = CachedEmbedder(args.workdir)
+    convs = load_conversations(args, embedder)
+    variants = {"defaults": {}, **{f"without {k}": v for k, v in MECHANISMS.items()}}
+    out = {}
+    for label, overrides in variants.items():
+        rows: list[dict] = []
+        for name, sample, vault in convs:
+            rows += evaluate(vault, name, sample, embedder, "hybrid", RecallSettings(**overrides),
+                             expand=args.expand)
+        out[label] = summarise(rows)
+        print(f"  {label}: R@10 {out[label]['all']['r10']} MRR {out[label]['all']['mrr']}",
+              file=sys.stderr)
+    embedder.save()
+    report(out, args.out)
 
 
 EVAL_TYPES = {1: ("MULTI_HOP", "hard"), 2: ("TEMPORAL_ORDER", "medium"),
@@ -217,6 +332,14 @@ def main() -> None:
     ap.add_argument("--distill", action="store_true",
                     help="Also distil the sessions (offline rules) and let cards vote for the "
                          "sessions they came from (workdir gets a -distilled suffix).")
+    ap.add_argument("--entities", action="store_true",
+                    help="Also write entity pages (vault_engine/sessions/distill/entity_pages.py) "
+                         "before compiling (workdir gets an -entities suffix).")
+    ap.add_argument("--expand", action="store_true",
+                    help="Recall with graph expansion (default: off, sessions by retrieval only).")
+    ap.add_argument("--embed-cache", type=Path, default=None, metavar="WORKDIR",
+                    help="Copy each conversation's embedding cache from this workdir's vaults "
+                         "into new vaults (nothing re-embedded that was embedded there).")
     ap.add_argument("--mmr", type=float, default=0.7)
     ap.add_argument("--set", nargs="*", default=[], metavar="KEY=JSON",
                     help="Override a RecallSettings field for an ablation, e.g. "
@@ -224,6 +347,11 @@ def main() -> None:
     ap.add_argument("--cross-validate", action="store_true",
                     help="Leave one conversation out: pick the fusion weights on the other "
                          "four, score the held-out one; compare with the defaults.")
+    ap.add_argument("--grid", nargs="*", default=[], metavar="KEY=V1,V2",
+                    help="The weights --cross-validate chooses among (default: the newest "
+                         "weights, GRID_AXES), e.g. --grid time_weight=0,0.1 date_weight=0.1,0.3")
+    ap.add_argument("--ablation", action="store_true",
+                    help="The defaults and each mechanism switched off alone, per category.")
     ap.add_argument("--export-eval", type=Path, default=None, metavar="DIR",
                     help="Write the questions as `alaya eval` datasets (seed 000 §7.4) and exit.")
     args = ap.parse_args()
@@ -233,19 +361,25 @@ def main() -> None:
     if args.cross_validate:
         cross_validate(args)
         return
-    embedder = LocalEmbedder()
+    if args.ablation:
+        ablation(args)
+        return
+    cached = CachedEmbedder(args.workdir)
+    embedder = cached.inner
     overrides = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}
     settings = RecallSettings(fusion=args.fusion, mmr_lambda=args.mmr, **overrides)
     results: dict[str, list[dict]] = {m: [] for m in args.modes}
     for path in sorted(args.data.glob("conv-*.json")):
         sample = json.loads(path.read_text())
         name = path.stem
-        workdir = args.workdir.with_name(args.workdir.name + "-distilled") if args.distill \
-            else args.workdir
-        vault = build_vault(workdir / name, sample, name, embedder, distill=args.distill)
+        vault = build_vault(vault_dir(args) / name, sample, name, embedder,
+                            distill=args.distill, entities=args.entities,
+                            embed_cache=args.embed_cache / name / ".alaya"
+                            if args.embed_cache else None)
         for mode in args.modes:
-            results[mode] += evaluate(vault, name, sample, embedder, mode, settings,
-                                      cards_vote=args.distill)
+            results[mode] += evaluate(vault, name, sample, cached, mode, settings,
+                                      cards_vote=args.distill, expand=args.expand)
+    cached.save()
     report({mode: summarise(rows) for mode, rows in results.items()}, args.out)
 
 

@@ -5,7 +5,10 @@ one recall query (the `alaya recall --json` client does exactly this). A reply w
 counts as answered; a refused or reset connection, or a timeout, does not. Latency is per
 request, from connect to the last byte.
 
-Two servers run in the same run, on the same vault, one after the other:
+Throughput: answered requests per second of wall time, from the moment a round's clients are
+released to the last reply (summed over the rounds).
+
+Two servers run in the same run, on the same vault, one after the other (`--servers` picks):
 - `today`: compilers/serve.py as it is on the `main` branch (ThreadingHTTPServer: a thread
   per connection, the default listen backlog of 5), run with this checkout's engine so only
   the server layer differs;
@@ -93,8 +96,14 @@ def one(url: str, body: bytes, timeout: float) -> tuple[bool, float]:
 def load(url: str, clients: int, rounds: int, mode: str, timeout: float) -> dict[str, object]:
     latencies: list[float] = []
     answered = total = 0
+    wall = 0.0
     for r in range(rounds):
-        barrier = threading.Barrier(clients)
+        released: list[float] = []
+
+        def release(released: list[float] = released) -> None:
+            released.append(time.perf_counter())
+
+        barrier = threading.Barrier(clients, action=release)
         results: list[tuple[bool, float]] = []
         lock = threading.Lock()
 
@@ -113,6 +122,7 @@ def load(url: str, clients: int, rounds: int, mode: str, timeout: float) -> dict
             t.start()
         for t in threads:
             t.join()
+        wall += time.perf_counter() - released[0]
         total += len(results)
         answered += sum(ok for ok, _ in results)
         latencies += [ms for ok, ms in results if ok]
@@ -124,7 +134,8 @@ def load(url: str, clients: int, rounds: int, mode: str, timeout: float) -> dict
 
     return {"clients": clients, "mode": mode, "requests": total, "answered": answered,
             "p50_ms": pct(0.5), "p95_ms": pct(0.95),
-            "mean_ms": round(statistics.fmean(latencies), 1) if latencies else None}
+            "mean_ms": round(statistics.fmean(latencies), 1) if latencies else None,
+            "answered_per_s": round(answered / wall, 1) if wall else None}
 
 
 def main() -> None:
@@ -134,13 +145,15 @@ def main() -> None:
     parser.add_argument("--cards", type=int, default=2000)
     parser.add_argument("--modes", nargs="+", default=["bm25", "hybrid"])
     parser.add_argument("--timeout", type=float, default=30.0)
+    parser.add_argument("--servers", nargs="+", choices=["today", "pooled"],
+                        default=["today", "pooled"])
     parser.add_argument("--json", type=Path, default=None, help="Also write the rows here.")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         vault = build_vault(folder, args.cards)
-        for kind in ("today", "pooled"):
+        for kind in args.servers:
             proc, url = start(kind, vault, folder)
             try:
                 one(url, b'{"query": "warm up", "mode": "bm25"}', args.timeout)
@@ -154,11 +167,11 @@ def main() -> None:
                 proc.wait(10)
     print(f"\nmachine: {platform.platform()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}; vault: {args.cards} cards; {args.rounds} rounds\n")
-    print("| server | mode | clients | answered | p50 ms | p95 ms |")
-    print("|---|---|---|---|---|---|")
+    print("| server | mode | clients | answered | p50 ms | p95 ms | answered / s |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['server']} | {r['mode']} | {r['clients']} | {r['answered']}/{r['requests']}"
-              f" | {r['p50_ms']} | {r['p95_ms']} |")
+              f" | {r['p50_ms']} | {r['p95_ms']} | {r['answered_per_s']} |")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
 

@@ -1,4 +1,4 @@
-"""`alaya mcp`: the memory as a Model Context Protocol server (stdio)."""
+"""`alaya mcp`: the memory as a Model Context Protocol server (stdio, or streamable HTTP)."""
 
 from __future__ import annotations
 
@@ -9,27 +9,70 @@ import click
 
 @click.command()
 @click.option("--agent", default=None, envvar="ALAYA_AGENT", show_envvar=True,
-              help="This agent's name: its private namespace. Recall searches it and "
-                   "`shared` only; new cards go there.")
+              help="Answer as this agent (stdio and HTTP alike): it reads and writes `shared` "
+                   "and its own namespaces only (recall, get, trace, resources, prompts); new "
+                   "cards and sessions go to NAME. Without it: the owner.")
+@click.option("--http", "http", is_flag=True,
+              help="Serve streamable HTTP on loopback instead of stdio (bearer token).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="--http: loopback address to listen on (127.0.0.1 or ::1).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="--http: port (0: any free one; .alaya/mcp.json says which).")
+@click.option("--token", envvar="ALAYA_MCP_TOKEN", show_envvar=True, default=None,
+              help="--http: the bearer token clients must send (default: a new random one, "
+                   "printed and kept in .alaya/mcp.json, mode 0600).")
 @click.pass_obj
-def mcp(obj: Any, agent: str | None) -> None:
-    """Serve the memory to an agent over the Model Context Protocol (stdio).
+def mcp(obj: Any, agent: str | None, http: bool, host: str, port: int,
+        token: str | None) -> None:
+    """Serve the memory to an agent over the Model Context Protocol: stdio, or streamable
+    HTTP on loopback with a bearer token (--http).
 
-    Tools: recall, traverse, trace, get, new, link, feedback, ingest, context, status,
-    schema — each the same engine call and JSON as its CLI command. The embedder and index
-    stay loaded.
+    Tools: recall, traverse, trace, get, new, link, unlink, feedback, ingest, distill,
+    context, status, schema — each the same engine call and JSON as its CLI command, every
+    parameter described, closed sets as enums, annotated read-only or not. Resources: the
+    agent digest (alaya://digest), MEMORY.md, persona.md, any note. Prompts:
+    recall_before_answering, save_what_was_learned. The embedder, index and compile state
+    stay loaded; after each of its writes the server compiles, so its next recall sees it.
     Register it with an MCP client as the command `alaya --vault PATH mcp` (docs/agents.md).
 
     \b
-    Example (Claude Desktop / any MCP client config):
+    Examples (Claude Desktop / any MCP client config, then HTTP):
       {"mcpServers": {"alaya": {"command": "alaya",
                                 "args": ["--vault", "/home/me/agent-memory", "mcp",
                                          "--agent", "main"]}}}
+      alaya --vault ~/agent-memory mcp --http --port 8765
     """
-    from .mcp_server import build_server
+    from .mcp_server import agent_namespace, build_server
 
-    server = build_server(obj.vault_path, agent=agent)
-    server.run("stdio")
+    if not http:
+        server = build_server(obj.vault_path, agent=agent)
+        try:
+            server.run("stdio")
+        finally:
+            server.refresher.close()
+        return
+    from vault_engine.store.vault import Vault
+
+    from .mcp_http import auth_for, bind, choose_token, run_http
+    from .output import echo, ok
+
+    secret, made = choose_token(token)
+    sock = bind(host, port)
+    server = build_server(obj.vault_path, agent=agent,
+                          auth=auth_for(secret, host, int(sock.getsockname()[1])))
+
+    def ready(url: str) -> None:
+        echo(ok(f"alaya mcp: {url}  (Authorization: Bearer "
+                + (f"{secret}; also in .alaya/mcp.json" if made else "<your --token>")
+                + "; Ctrl-C to stop)"), err=True)
+
+    try:
+        run_http(server, sock, host, secret, Vault.open(obj.vault_path).state_dir,
+                 on_ready=ready, agent=agent_namespace(agent))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.refresher.close()
 
 
 @click.command()
@@ -72,7 +115,8 @@ def context(obj: Any, budget: int, query: str | None, top_k: int, as_json: bool)
 @click.command()
 @click.argument("source", required=False, default="-")
 @click.option("--session", "session", default=None,
-              help="The session id (default: the file's name; required for stdin).")
+              help="The session id (default: a Claude Code or OpenClaw transcript's own, as "
+                   "`ingest` names it, else the file's name; required for stdin).")
 @click.option("--follow", is_flag=True, help="Keep reading a growing file until stopped.")
 @click.option("--poll", type=float, default=0.5, show_default=True,
               help="--follow: seconds between reads.")
@@ -95,12 +139,16 @@ def capture(obj: Any, source: str, session: str | None, follow: bool, poll: floa
 
     SOURCE is a transcript file the agent appends to (read again from the start on every
     pass; a half-written last line waits), or `-` for stdin (each line spooled under .alaya/
-    before it counts; messages with an `id` seen before are skipped after a restart). One
-    commit per flush; distil the session afterwards (`alaya distill`).
+    before it counts; messages with an `id` seen before are skipped after a restart). A
+    Claude Code or OpenClaw transcript is read in its own format (tool calls folded into one
+    line each); with --follow its last turn waits until the next one starts. One commit per
+    flush, then the artifacts are refreshed (the next recall sees the turns); distil the
+    session afterwards (`alaya distill`).
 
     \b
     Examples:
       alaya capture ~/.agent/transcripts/chat-0412.jsonl --follow --idle 600
+      alaya capture ~/.claude/projects/-home-me-app/8a1b2c3d-….jsonl   # a Claude Code session
       agent --jsonl | alaya capture - --session chat-0412 --batch 5
     """
     import signal
@@ -108,15 +156,22 @@ def capture(obj: Any, source: str, session: str | None, follow: bool, poll: floa
     from dataclasses import asdict
     from pathlib import Path
 
+    from compilers.refresh import Refresher
     from vault_engine.errors import UsageError
-    from vault_engine.sessions.capture import capture_file, capture_stream
+    from vault_engine.sessions.capture import capture_file, capture_stream, default_session
 
     from .output import echo, emit_json, ok, warn
+    from .writes import after_write
 
     vault = obj.vault()
     meta = {k: v for k, v in (("channel", channel), ("agent", agent_name)) if v}
+    # every flush is followed by a refresh (read your writes); following a transcript keeps
+    # the compile state in memory between them
+    refresher = Refresher(vault, resident=follow)
+    refreshes: list[dict[str, Any]] = []
 
     def progress(stats: Any) -> None:
+        refreshes.append(after_write(vault, quiet=as_json, refresher=refresher))
         if not as_json:
             echo(ok(f"{stats.session}: {stats.turns} turns (+{stats.appended} this run)"))
 
@@ -134,13 +189,15 @@ def capture(obj: Any, source: str, session: str | None, follow: bool, poll: floa
 
         signal.signal(signal.SIGTERM, handler)
         try:
-            stats = capture_file(vault, path, session or path.stem, follow=follow,
+            stats = capture_file(vault, path, session or default_session(path), follow=follow,
                                  poll_s=poll, idle_s=idle, should_stop=lambda: stop["now"],
                                  meta=meta, on_flush=progress, redact=redact)
         except KeyboardInterrupt:
             return
+        finally:
+            refresher.close()
     if as_json:
-        emit_json(asdict(stats))
+        emit_json({**asdict(stats), "refresh": refreshes[-1] if refreshes else None})
         return
     for s in stats.skipped:
         echo(warn(f"skipped {s}"), err=True)
@@ -164,11 +221,14 @@ def promote_shared(obj: Any, ref: str, no_commit: bool, as_json: bool) -> None:
     from vault_engine.store.cards import promote_shared as run
 
     from .output import echo, emit_json, ok
+    from .writes import after_write
 
-    note, old, sha = run(obj.vault(), ref, commit=not no_commit)
+    vault = obj.vault()
+    note, old, sha = run(vault, ref, commit=not no_commit)
+    refresh = after_write(vault, quiet=as_json) if old != "shared" else None
     if as_json:
         emit_json({"id": note.id, "path": note.path, "from": old, "to": "shared",
-                   "commit": sha})
+                   "commit": sha, "refresh": refresh})
     elif old == "shared":
         echo(ok(f"{note.title} is already shared"))
     else:

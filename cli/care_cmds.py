@@ -8,22 +8,27 @@ import click
 
 from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, propose_option, style
 
-PHASE_CHOICES = ["distill", "consolidate", "conflicts", "cooldown", "forget", "promote", "gaps"]
+PHASE_CHOICES = ["distill", "consolidate", "conflicts", "entities", "cooldown", "forget", "promote",
+                 "gaps"]
 
 
 @click.command()
 @click.option("--phase", "phases", multiple=True, type=click.Choice(PHASE_CHOICES),
-              help="Run only this phase (repeatable). Default: all seven, in order.")
+              help="Run only this phase (repeatable). Default: all eight, in order.")
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
+@click.option("--if-due", is_flag=True,
+              help="Run only when [introspect] every_hours (default 4) have passed since the "
+                   "last full run — for cron and timers; otherwise say when it is due, exit 0.")
 @no_commit_option
 @propose_option
 @json_option
 @click.pass_obj
 @pass_json
-def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, no_commit: bool,
-               propose: bool, as_json: bool) -> None:
+def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, if_due: bool,
+               no_commit: bool, propose: bool, as_json: bool) -> None:
     """Tidy the vault: distill new sessions, merge duplicates, settle contradictions (and
-    check claims against later sessions), recompute tiers, archive what is forgotten, promote
+    check claims against later sessions), write entity pages (what the memory knows about
+    each person, system or project, linked to the turns), recompute tiers, archive what is forgotten, promote
     the best memories into MEMORY.md, list knowledge gaps in reports/open-questions.md.
 
     One git commit per phase, each with its section of reports/introspect-<date>.md, so
@@ -31,15 +36,39 @@ def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, no_commit: bool
     cards move to archive/ (`alaya restore` brings one back). Human text in MEMORY.md is
     never touched.
 
+    With --if-due it runs only when it is due (seed 000 §5.2: every 4 hours; the last full
+    run is kept in .alaya/introspect.json); `alaya serve` and `alaya watch` run it on their
+    own when due. After a run the artifacts are refreshed for the next recall.
+
     \b
     Examples:
       alaya introspect --dry-run
       alaya introspect --phase consolidate --phase conflicts
       alaya introspect --json
+      0 * * * * alaya --vault ~/agent-memory introspect --if-due    # crontab: hourly check
     """
     from vault_engine.care.introspect.runner import PHASES
     from vault_engine.care.introspect.runner import introspect as run
+    from vault_engine.errors import UsageError
 
+    from .writes import after_write
+
+    if if_due and (phases or dry_run):
+        raise UsageError("--if-due runs the whole introspection on its schedule",
+                         fix="drop --phase / --dry-run, or drop --if-due")
+    if if_due:
+        from vault_engine.care.introspect.schedule import is_due
+
+        due = is_due(obj.vault())
+        if not due.due:
+            if as_json:
+                emit_json({"ran": False, **due.as_dict(), "phases": []})
+            else:
+                echo("Not due: the schedule is off ([introspect] every_hours = 0)"
+                      if due.next_run is None else
+                      f"Not due: last full run {due.as_dict()['last_run']}, next at "
+                      f"{due.as_dict()['next_run']} (every {due.every_hours:g} h)")
+            return
     vault = obj.writer(propose)
     chosen = phases or PHASES
     total = len(chosen)
@@ -66,8 +95,9 @@ def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, no_commit: bool
     proposals = [p for r in results for p in r.proposals]
     queued = None if dry_run or no_commit else _queue(
         vault, proposals, f"introspect: propose {len(proposals)} change(s) to a person's notes")
+    refresh = None if dry_run else after_write(obj.vault(), vault, quiet=as_json)
     if as_json:
-        emit_json({"dry_run": dry_run, "phases": [
+        emit_json({"dry_run": dry_run, "ran": True, "refresh": refresh, "phases": [
             {"name": r.name, "numbers": r.numbers, "report": r.lines, "changed": r.changed,
              "commit": r.commit, "proposals": [p.summary for p in r.proposals]}
             for r in results], "review_commit": queued})
@@ -109,9 +139,13 @@ def restore(obj: Any, ref: str, no_commit: bool, as_json: bool) -> None:
     """
     from vault_engine.store.archive import restore as run
 
-    path, sha = run(obj.vault(), ref, commit=not no_commit)
+    from .writes import after_write
+
+    vault = obj.vault()
+    path, sha = run(vault, ref, commit=not no_commit)
+    refresh = after_write(vault, quiet=as_json)
     if as_json:
-        emit_json({"restored": path, "commit": sha})
+        emit_json({"restored": path, "commit": sha, "refresh": refresh})
     else:
         echo(ok(f"restored to {path}" + (f" (commit {sha[:10]})" if sha else "")))
 
@@ -143,16 +177,20 @@ def feedback(obj: Any, verdict: str, ref: str, claim: str | None, text: str | No
     """
     from vault_engine.care.feedback import feedback as run
 
+    from .writes import after_write
+
     vault = obj.vault()
     result = run(vault, verdict, ref, claim=claim, text=text, reason=reason,
                  commit=not no_commit)
     queued = _queue(vault, result.proposals, f"feedback: propose {verdict} {result.path}")
+    refresh = after_write(vault, quiet=as_json)
     if as_json:
         from dataclasses import asdict
 
         doc = asdict(result)
         doc["proposals"] = [p.summary for p in result.proposals]
         doc["review_commit"] = queued
+        doc["refresh"] = refresh
         emit_json(doc)
     else:
         echo(ok(result.message) + (f" (commit {result.commit[:10]})" if result.commit else ""))

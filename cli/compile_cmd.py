@@ -101,16 +101,21 @@ def compile_cmd(obj: Any, check: bool, strict: bool, full: bool, as_json: bool) 
               help="Seconds of quiet before compiling a batch of changes.")
 @click.option("--max-wait", type=float, default=5.0, show_default=True,
               help="Compile at the latest this many seconds after a burst began.")
+@click.option("--no-introspect", is_flag=True,
+              help="Never run introspect on its schedule from this watcher.")
 @json_option
 @click.pass_obj
 @pass_json
-def watch(obj: Any, debounce: float, max_wait: float, as_json: bool) -> None:
+def watch(obj: Any, debounce: float, max_wait: float, no_introspect: bool,
+          as_json: bool) -> None:
     """Keep the artifacts fresh: compile on every change to the vault.
 
     Watches the vault (ignoring .git/, .alaya/, .obsidian/, temp and swap files), waits for a
     quiet moment, and runs the same incremental compile as `alaya compile`. A bad note is
     reported and skipped; the watcher keeps going. Stop with Ctrl-C or SIGTERM.
-    With --json, prints one JSON object per compile (JSON lines).
+    Runs `alaya introspect` when it is due ([introspect] every_hours, default 4; 0 or
+    --no-introspect: never). With --json, prints one JSON object per compile or
+    introspection (JSON lines).
 
     \b
     Example:
@@ -152,7 +157,10 @@ def watch(obj: Any, debounce: float, max_wait: float, as_json: bool) -> None:
 
     if not as_json:
         echo(f"Watching {vault.root} (Ctrl-C to stop)", err=True)
+    from .schedule_out import introspect_schedule
+
     watch_loop(vault, stop, on_compile=on_compile, on_error=on_error, debounce=debounce,
-               max_wait=max_wait)
+               max_wait=max_wait,
+               tick=None if no_introspect else introspect_schedule(vault, as_json))
     if not as_json:
         echo("Stopped.", err=True)

@@ -103,9 +103,52 @@ def _post(url: str, body: bytes, token: str | None, timeout: float = 30.0,
     return status, payload
 
 
-def simple_recall(argv: list[str]) -> tuple[Path, dict[str, object]] | None:
+# stdin already read by `main` for a recall with no query, handed to the full CLI if it runs
+PIPED: list[bytes] = []
+STDIN_WAIT_S = 10.0  # a pipe that stays open and silent this long is not a query
+
+
+def read_piped(stream: object = None) -> bytes | None:
+    """What was piped to stdin (None on a terminal). Waits at most STDIN_WAIT_S for the first
+    byte: an agent's exec tool may leave stdin an open pipe nobody writes to."""
+    stream = stream if stream is not None else sys.stdin
+    if stream is None or getattr(stream, "isatty", lambda: True)():
+        return None
+    raw = getattr(stream, "buffer", stream)
+    try:
+        fd = raw.fileno()  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        fd = None  # an in-memory stream (tests): read it
+    if fd is not None and os.name == "posix":
+        import select
+
+        ready, _, _ = select.select([fd], [], [], STDIN_WAIT_S)
+        if not ready:
+            return None
+    data = raw.read()  # type: ignore[attr-defined]
+    return data if isinstance(data, bytes) else str(data).encode("utf-8")
+
+
+def asks_nothing(query: dict[str, object]) -> bool:
+    """A recall with no text, concepts or nodes: its query comes from stdin."""
+    return not (query.get("query") or query.get("concepts") or query.get("from_nodes"))
+
+
+def merge_piped(query: dict[str, object], piped: bytes) -> dict[str, object] | None:
+    """The JSON object piped to stdin with the command line's options on top; None when the
+    input is not a JSON object (the full CLI reports it)."""
+    try:
+        obj = json.loads(piped)
+    except ValueError:
+        return None
+    return {**obj, **query} if isinstance(obj, dict) else None
+
+
+def simple_recall(argv: list[str], piped: bytes | None = None
+                  ) -> tuple[Path, dict[str, object]] | None:
     """(vault, recall JSON) for `[--vault V] recall … --json` with simple options; None when
-    the full CLI must handle the command."""
+    the full CLI must handle the command. `piped`: stdin, the query when the command line
+    gives none (`echo '{"concepts": […]}' | alaya recall --json`, seed 000 §4.4)."""
     vault = ""
     while argv and argv[0].split("=", 1)[0] in ("--vault", "--agent"):
         if "=" in argv[0]:
@@ -125,11 +168,15 @@ def simple_recall(argv: list[str]) -> tuple[Path, dict[str, object]] | None:
     query = _query(argv[1:])
     if query is None:
         return None
+    if piped is not None and asks_nothing(query):
+        query = merge_piped(query, piped)  # type: ignore[assignment]
+        if query is None:
+            return None
     return Path(vault or find_vault()).expanduser(), query
 
 
-def try_server(argv: list[str]) -> tuple[int, str] | None:
-    parsed = simple_recall(argv)
+def try_server(argv: list[str], piped: bytes | None = None) -> tuple[int, str] | None:
+    parsed = simple_recall(argv, piped)
     if parsed is None:
         return None
     root, query = parsed
@@ -148,11 +195,11 @@ def try_server(argv: list[str]) -> tuple[int, str] | None:
     return code, json.dumps(body, ensure_ascii=False, indent=2) + "\n"
 
 
-def run_direct(argv: list[str]) -> tuple[int, str] | None:
+def run_direct(argv: list[str], piped: bytes | None = None) -> tuple[int, str] | None:
     """`alaya recall … --json` without a server and without click: the engine's recall and
     nothing else (no CLI framework, no note parser). None hands over to the full CLI — for
     anything unusual (an error to report, a misconfigured embedder) it has the proper output."""
-    parsed = simple_recall(argv)
+    parsed = simple_recall(argv, piped)
     if parsed is None:
         return None
     root, query = parsed
@@ -168,12 +215,24 @@ def run_direct(argv: list[str]) -> tuple[int, str] | None:
     return 0, json.dumps(result, ensure_ascii=False, indent=2) + "\n"
 
 
+def _piped_for(argv: list[str]) -> bytes | None:
+    """stdin, read here only for a simple recall that names no query."""
+    parsed = simple_recall(argv)
+    if parsed is None or not asks_nothing(parsed[1]):
+        return None
+    return read_piped()
+
+
 def main() -> None:
-    served = try_server(sys.argv[1:]) or run_direct(sys.argv[1:])
+    argv = sys.argv[1:]
+    piped = _piped_for(argv)
+    served = try_server(argv, piped) or run_direct(argv, piped)
     if served is not None:
         code, text = served
         sys.stdout.write(text)
         sys.exit(code)
+    if piped is not None:
+        PIPED.append(piped)
     from .main import main as full_main
 
     full_main()

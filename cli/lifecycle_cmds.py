@@ -8,14 +8,18 @@ from typing import Any
 
 import click
 
+from vault_engine.sessions.ingest import FORMATS, read_inputs
 from vault_engine.sessions.ingest import ingest as ingest_sessions
-from vault_engine.sessions.ingest import read_inputs
 
 from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, propose_option, style, warn
+from .writes import after_write
 
 
 @click.command()
 @click.argument("files", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["auto", *FORMATS]), default="auto",
+              show_default=True,
+              help="The input format; auto tells them apart by their shape (docs/distill.md).")
 @click.option("--redact/--no-redact", default=True, show_default=True,
               help="Replace API keys, tokens, private keys and passwords (English and Chinese "
                    "phrasing) with [REDACTED:kind] before anything is written — the note and "
@@ -24,8 +28,11 @@ from .output import echo, emit_json, json_option, no_commit_option, ok, pass_jso
 @no_commit_option
 @click.pass_obj
 @pass_json
-def ingest(obj: Any, files: tuple[str, ...], redact: bool, as_json: bool, no_commit: bool) -> None:
-    """Ingest session files (JSON, JSONL messages, or text transcripts) as session notes.
+def ingest(obj: Any, files: tuple[str, ...], fmt: str, redact: bool, as_json: bool,
+           no_commit: bool) -> None:
+    """Ingest session files as session notes: the session JSON, JSONL messages, text
+    transcripts, Claude Code transcripts, ChatGPT and Claude.ai exports (conversations.json:
+    one session per conversation), OpenClaw session files.
 
     FILES are paths or globs; `-` reads stdin. Every turn gets a block anchor (^t1, ^t2 …)
     so evidence can cite it; the raw input is kept beside the note, unchanged. Ingesting the
@@ -37,14 +44,19 @@ def ingest(obj: Any, files: tuple[str, ...], redact: bool, as_json: bool, no_com
     Examples:
       alaya ingest session-20260331-062900.json
       alaya ingest 'exports/*.jsonl'
+      alaya ingest ~/.claude/projects/-home-me-app/*.jsonl       # Claude Code sessions
+      alaya ingest ~/Downloads/chatgpt-export/conversations.json  # every ChatGPT conversation
       cat transcript.md | alaya ingest -
     """
     vault = obj.vault()
     stdin = sys.stdin.buffer.read() if "-" in files else None
     reports, sha = ingest_sessions(vault, read_inputs(files, stdin), commit=not no_commit,
-                                   redact=redact)
+                                   redact=redact, fmt=None if fmt == "auto" else fmt)
+    changed = any(r.action != "unchanged" for r in reports)
+    refresh = after_write(vault, quiet=as_json) if changed else None
     if as_json:
-        emit_json({"sessions": [r.__dict__ for r in reports], "commit": sha})
+        emit_json({"sessions": [r.__dict__ for r in reports], "commit": sha,
+                   "refresh": refresh})
         return
     for r in reports:
         if r.action == "unchanged":
@@ -112,8 +124,10 @@ def distill(obj: Any, session_ref: str | None, all_sessions: bool, distiller: st
 
     outcomes = run_distill(vault, session=session_ref, all_sessions=all_sessions,
                            distiller=distiller, commit=not no_commit, on_outcome=show)
+    refresh = after_write(obj.vault(), vault, quiet=as_json) \
+        if any(o.status == "distilled" for o in outcomes) else None
     if as_json:
-        emit_json({"sessions": [o.to_dict() for o in outcomes]})
+        emit_json({"sessions": [o.to_dict() for o in outcomes], "refresh": refresh})
     elif not outcomes:
         echo("Nothing to distil: every session is distilled (use --all or --session).")
     sys.exit(1 if any(o.status == "failed" for o in outcomes) else 0)

@@ -64,7 +64,10 @@ def traverse(obj: Any, a: str, b: str | None, max_hops: int, rels: tuple[str, ..
                               query={"a": a, "b": b, "max_hops": max_hops if b else None,
                                      "rel": list(split), "depth": None if b else depth},
                               lines=lines, commit=not no_commit)
-        result["saved"] = {"path": rel, "commit": sha}
+        from .writes import after_write
+
+        result["saved"] = {"path": rel, "commit": sha,
+                           "refresh": after_write(vault, quiet=as_json)}
     if as_json:
         emit_json(result)
         return
@@ -236,7 +239,10 @@ def export(obj: Any, fmt: str, output: Path, as_json: bool) -> None:
 @click.option("--allow-remote", is_flag=True,
               help="Allow a non-loopback --host (needs --token); also lifts the Host/Origin "
                    "allow-list.")
-@click.option("--no-watch", is_flag=True, help="Do not recompile on changes.")
+@click.option("--no-watch", is_flag=True,
+              help="Do not recompile on changes (nor run introspect on its schedule).")
+@click.option("--no-introspect", is_flag=True,
+              help="Never run introspect on its schedule from this server.")
 @click.option("--agent", default=None, envvar="ALAYA_AGENT", show_envvar=True,
               help="Answer for this agent only: its own namespaces and `shared`. Without it, "
                    "each request may name its agent in an X-Alaya-Agent header (none: the "
@@ -248,8 +254,10 @@ def export(obj: Any, fmt: str, output: Path, as_json: bool) -> None:
                    "more connections wait in the listen backlog (1024).")
 @click.pass_obj
 def serve(obj: Any, host: str, port: int, token: str | None, allow_remote: bool,
-          no_watch: bool, agent: str | None, max_body: int, workers: int | None) -> None:
-    """Keep recall resident: artifacts and the embedder loaded, the watcher inside.
+          no_watch: bool, no_introspect: bool, agent: str | None, max_body: int,
+          workers: int | None) -> None:
+    """Keep recall resident: artifacts and the embedder loaded, the watcher inside, and
+    `alaya introspect` run when it is due ([introspect] every_hours, default 4).
 
     `alaya recall … --json` uses the server automatically while it runs (no click, numpy or
     engine imports in the client). Agents can POST the recall JSON to /recall. Requests must
@@ -283,6 +291,9 @@ def serve(obj: Any, host: str, port: int, token: str | None, allow_remote: bool,
             echo(ok(f"{len(changes)} change(s) → compiled in {stats.ms.get('total', 0):.0f} ms"),
                  err=True)
 
+    from .schedule_out import introspect_schedule
+
     server.serve_forever(on_compile=on_compile,
-                         on_error=lambda c, e: echo(warn(f"compile failed: {e}"), err=True))
+                         on_error=lambda c, e: echo(warn(f"compile failed: {e}"), err=True),
+                         tick=None if no_introspect else introspect_schedule(vault, False))
     echo("Stopped.", err=True)

@@ -25,20 +25,26 @@ from .output import (
     propose_option,
     style,
 )
+from .writes import after_write
 
 
 @click.command()
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 @json_option
 @no_commit_option
+@click.option("--no-compile", is_flag=True,
+              help="Skip the first compile (recall needs one; `alaya compile` later).")
 @click.pass_obj
 @pass_json
-def init(obj: object, path: Path | None, as_json: bool, no_commit: bool) -> None:
+def init(obj: object, path: Path | None, as_json: bool, no_commit: bool,
+         no_compile: bool) -> None:
     """Create a vault at PATH (default: --vault) from the bundled template.
 
     Makes the folders, alaya.toml, MEMORY.md, persona.md, AGENTS.md, Obsidian settings and
-    templates, then a git repository whose first commit holds them. Running it again on a
-    vault changes nothing; missing template files are added, existing files never touched.
+    templates, then a git repository whose first commit holds them, then the first compile
+    (so recall works at once and every later write is visible to the next recall). Running
+    it again on a vault changes nothing; missing template files are added, existing files
+    never touched.
 
     Over a folder or git repository that already has notes (adoption), no note is touched:
     an existing .gitignore, .gitattributes or AGENTS.md gets alaya's lines in a marked block
@@ -52,12 +58,20 @@ def init(obj: object, path: Path | None, as_json: bool, no_commit: bool) -> None
     """
     target = path or obj.vault_path  # type: ignore[attr-defined]
     result = init_vault(target, commit=not no_commit)
+    build = None
+    # a new vault is compiled at once (cheap: only the template); adopted notes are left for
+    # an explicit `alaya compile`, which embeds them all
+    if not result.already and not result.adopted and not no_compile:
+        from compilers.pipeline import compile_vault
+        from vault_engine.store.vault import Vault
+
+        build = compile_vault(Vault.open(result.root)).build
     if as_json:
         emit_json({"vault": str(result.root), "created": list(result.created),
                    "extended": list(result.extended), "kept": list(result.kept),
                    "adopted_notes": result.adopted,
                    "already_initialised": result.already, "commit": result.commit,
-                   "commit_error": result.commit_error})
+                   "commit_error": result.commit_error, "build": build})
         if result.commit_error:
             raise SystemExit(1)
         return
@@ -77,6 +91,11 @@ def init(obj: object, path: Path | None, as_json: bool, no_commit: bool) -> None
         echo(fail(f"not committed: {result.commit_error}"), err=True)
         echo("  The files are written; commit them by hand or run `alaya doctor`.", err=True)
         raise SystemExit(1)
+    if build:
+        echo(ok(f"Compiled the first build {build}"))
+    elif result.adopted and not no_compile:
+        echo(f"  Run `alaya --vault {result.root} compile` once to index the {result.adopted} "
+             "notes (it embeds them all; every later write refreshes by itself)")
     echo(f"  Open {result.root} in Obsidian, or run: alaya --vault {result.root} doctor")
 
 
@@ -136,9 +155,11 @@ def new(obj: object, source: str | None, title: str | None, card_type: str,
                                 claims=tuple(card_ops.ClaimSpec(text=c) for c in claims))
     vault = obj.writer(propose)  # type: ignore[attr-defined]
     created = card_ops.create_card(vault, spec, commit=not no_commit)
+    refresh = after_write(obj.vault(), vault, quiet=as_json)  # type: ignore[attr-defined]
     if as_json:
         emit_json({"id": created.id, "title": created.title, "path": created.path,
-                   "commit": created.commit, "relations": list(created.relations)})
+                   "commit": created.commit, "relations": list(created.relations),
+                   "refresh": refresh})
         return
     echo(ok(f"Card: {created.title} [{spec.type}] {style(created.id, fg='cyan')}"))
     echo(f"  {created.path}")
@@ -215,12 +236,13 @@ def _masked_view(note: Any, data: dict[str, Any]) -> Any:
     return dataclasses.replace(note, **changes)
 
 
-def _link_output(result: card_ops.LinkResult, as_json: bool) -> None:
+def _link_output(result: card_ops.LinkResult, as_json: bool,
+                 refresh: dict[str, object] | None) -> None:
     if as_json:
         emit_json({"source": result.source.id or result.source.path,
                    "target": result.target.id or result.target.path, "type": result.type,
                    "changed": result.changed, "commit": result.commit,
-                   "message": result.message})
+                   "message": result.message, "refresh": refresh})
         return
     echo(ok(result.message) if result.changed else result.message)
 
@@ -253,7 +275,8 @@ def link(obj: object, a: str, b: str, rel_type: str, weight: float | None, reaso
     vault = obj.writer(propose)  # type: ignore[attr-defined]
     result = card_ops.link(vault, a, b, rel_type, weight=weight, reason=reason,
                            commit=not no_commit)
-    _link_output(result, as_json)
+    refresh = after_write(obj.vault(), vault, quiet=as_json) if result.changed else None  # type: ignore[attr-defined]
+    _link_output(result, as_json, refresh)
 
 
 @click.command()
@@ -277,4 +300,5 @@ def unlink(obj: object, a: str, b: str, rel_type: str | None, as_json: bool,
     """
     vault = obj.vault()  # type: ignore[attr-defined]
     result = card_ops.unlink(vault, a, b, rel_type, commit=not no_commit)
-    _link_output(result, as_json)
+    refresh = after_write(vault, quiet=as_json) if result.changed else None
+    _link_output(result, as_json, refresh)

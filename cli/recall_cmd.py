@@ -10,6 +10,7 @@ import click
 
 from vault_engine.errors import UsageError
 from vault_engine.recall.present import caution
+from vault_engine.recall.query import KINDS, MODES
 
 from .output import echo, emit_json, json_option, pass_json, style
 
@@ -29,12 +30,14 @@ from .output import echo, emit_json, json_option, pass_json, style
 @click.option("--type", "types", multiple=True, help="Only cards of this type.")
 @click.option("--tag", "tags", multiple=True, help="Only notes with this tag.")
 @click.option("--kind", "kinds", multiple=True,
-              type=click.Choice(["card", "entity", "session", "note", "scene", "query"]),
+              type=click.Choice(KINDS),
               help="Only this kind of node.")
 @click.option("--as-of", default=None, help="Only claims valid at this date (YYYY-MM-DD).")
-@click.option("--mode", type=click.Choice(["hybrid", "bm25", "vector"]), default="hybrid",
+@click.option("--mode", type=click.Choice(MODES), default="hybrid",
               show_default=True, help="Retrieval: fused, lexical only or vectors only.")
-@click.option("--json-in", is_flag=True, help="Read the query as a JSON object on stdin.")
+@click.option("--json-in", is_flag=True,
+              help="Read the query as a JSON object on stdin (also done, without this flag, "
+                   "when no query is given and stdin is not a terminal).")
 @click.option("--save", is_flag=True,
               help="Write the query and its hits as a note in queries/ and commit it.")
 @click.option("--fresh", is_flag=True,
@@ -58,7 +61,7 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
       alaya recall "gateway restart"                                   # free text
       alaya recall --concepts "gateway restart,telegram" --rel CAUSED_BY --depth 2
       echo '{"concepts": ["gateway restart"], "relations": ["CAUSED_BY"], "depth": 2}' \\
-          | alaya recall -
+          | alaya recall --json                         # JSON on stdin (or: alaya recall -)
       alaya recall --from-nodes card-7f3a2c1d --rel DEPENDS_ON        # keep navigating
 
     Searches your namespace and `shared`. Writes a telemetry event under .alaya/ and never
@@ -82,16 +85,21 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
         from compilers.pipeline import compile_vault
 
         compile_vault(vault)
-    if json_in or text == "-":
-        raw = sys.stdin.read()
+    split = [r.strip().upper() for x in rels for r in x.split(",") if r.strip()]
+    piped = _piped(force=json_in or text == "-") if json_in or text == "-" or not (
+        text or concepts or from_nodes) else None
+    if piped is not None:
+        # the JSON query of an agent (seed 000 §4.4); options on the command line win
         try:
-            query = RecallQuery.from_json(json.loads(raw))
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"stdin is not valid JSON: {exc.msg}",
+            obj = json.loads(piped)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise UsageError(f"stdin is not valid JSON: {getattr(exc, 'msg', exc)}",
                              fix='pipe e.g. {"concepts": ["…"], "relations": ["CAUSED_BY"]}'
                              ) from None
+        if isinstance(obj, dict):
+            obj = {**obj, **_given(click.get_current_context(), split)}
+        query = RecallQuery.from_json(obj)
     else:
-        split = [r.strip().upper() for x in rels for r in x.split(",") if r.strip()]
         query = RecallQuery(
             text=text, concepts=tuple(c.strip() for c in concepts.split(",") if c.strip()),
             relations=tuple(split), depth=depth,
@@ -104,15 +112,23 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
             embedder = get_embedder(vault.config)
         except Exception as exc:  # a misconfigured embedder degrades to BM25, never fails
             echo(style(f"! embedder unavailable: {exc}", fg="yellow"), err=True)
+    reranker = None
+    if vault.config.get("rerank", "provider") != "none":  # optional, off by default
+        from vault_engine.providers.rerank import get_reranker
+
+        reranker = get_reranker(vault.config)
     result = run_recall(vault.state_dir, query, embedder=embedder,
-                        settings=RecallSettings.from_config(vault.config))
+                        settings=RecallSettings.from_config(vault.config), reranker=reranker)
     if save:
         from vault_engine.recall.queries import recall_lines, save_query
 
         title = query.query_text or ",".join(query.from_nodes)
+        from .writes import after_write
+
         path, sha = save_query(vault, kind="recall", title=title[:80], query=result["query"],
                                lines=recall_lines(result, vault.load()))
-        result["saved"] = {"path": path, "commit": sha}
+        result["saved"] = {"path": path, "commit": sha,
+                           "refresh": after_write(vault, quiet=fmt == "json" or as_json)}
     fmt = "json" if as_json else (fmt or "text")
     if fmt == "json":
         emit_json(result)
@@ -120,6 +136,37 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
         click.echo(prompt_block(result))
     else:
         _render(result)
+
+
+def _piped(force: bool) -> bytes | None:
+    """The query piped to stdin: always read for `-` / --json-in; otherwise only when stdin
+    is not a terminal and something arrives (empty input: there is no query)."""
+    from .fast import PIPED, read_piped
+
+    data = PIPED.pop() if PIPED else (sys.stdin.buffer.read() if force else read_piped())
+    if not force and (data is None or not data.strip()):
+        return None
+    return data or b""
+
+
+# command-line option → key of the JSON query it overrides
+_KEYS = {"concepts": "concepts", "depth": "depth", "from_nodes": "from_nodes", "top_k": "top_k",
+         "namespaces": "namespace", "all_namespaces": "all_namespaces", "types": "type",
+         "tags": "tag", "kinds": "kind", "as_of": "as_of", "mode": "mode"}
+
+
+def _given(ctx: click.Context, relations: list[str]) -> dict[str, Any]:
+    """The query options typed on the command line, as JSON query keys."""
+    from click.core import ParameterSource
+
+    out: dict[str, Any] = {}
+    for name, key in _KEYS.items():
+        if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE:
+            value = ctx.params[name]
+            out[key] = list(value) if isinstance(value, tuple) else value
+    if ctx.get_parameter_source("rels") == ParameterSource.COMMANDLINE:
+        out["relations"] = relations
+    return out
 
 
 def _render(result: dict[str, Any]) -> None:

@@ -88,7 +88,12 @@ def _decision(name: str, action: str, doc: str) -> None:
     def command(obj: Any, items: tuple[str, ...], all_items: bool, as_json: bool) -> None:
         import vault_engine.collab.review as rv
 
-        sha, done = getattr(rv, name)(obj.vault(), [] if all_items else list(items))
+        vault = obj.vault()
+        sha, done = getattr(rv, name)(vault, [] if all_items else list(items))
+        if sha and name == "approve":  # the main branch changed: recall sees it next
+            from .writes import after_write
+
+            after_write(vault, quiet=as_json)
         _done(action, sha, done, as_json)
 
 

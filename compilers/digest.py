@@ -89,11 +89,27 @@ def make_fragment(rec: NoteRecord, tier: TierResult, out: Sequence[Edge],
     units = "".join(_ENC.encode({
         "note": rec.key, "kind": rec.kind, "anchor": u.anchor, "title": rec.title,
         "path": rec.path, "tier": tier.tier, "namespace": rec.namespace, "type": rec.type,
-        "tags": list(rec.tags), "when": rec.created, "valid": valid, "superseded": retired,
+        "tags": list(rec.tags),
+        # an entity page's fact is as old as the turn it cites (--as-of, the date match)
+        "when": f"{u.dates[0]}T00:00:00Z" if u.cites and u.dates else rec.created,
+        "valid": valid, "superseded": retired,
         "speakers": rec.extra.get("speakers") or [],
-        "source_sessions": list(rec.source_sessions), "snippet": u.snippet, **flags}) + "\n"
+        "source_sessions": list(rec.source_sessions), "snippet": u.snippet,
+        **({"dates": list(u.dates)} if u.dates else {}),
+        **({"cites": u.cites} if u.cites else {}), **flags}) + "\n"
         for u in rec.units)
     return Fragment(key=key, page=page, claims=claims, n_claims=len(rec.claims), units=units)
+
+
+def public_claims(records: Sequence[NoteRecord], frags: Sequence[Fragment]) -> str:
+    """The lines of `.alaya/claims.jsonl`: the claims of the notes every reader may see
+    (`shared`), in the build's order — the same lines as the build's claims.jsonl has for
+    them."""
+    from vault_engine.store.namespaces import Caller
+
+    public = Caller.public()
+    return "".join(f.claims for rec, f in zip(records, frags, strict=True)
+                   if f.claims and public.may_read(rec.namespace))
 
 
 def digest_header(records: Sequence[NoteRecord], edges: Sequence[Edge],

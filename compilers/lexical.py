@@ -24,8 +24,14 @@ def build_lexical(path: Path, docs: Sequence[Sequence[int]], vocab: dict[str, in
     Passing ids skips bm25s's own string → id pass over every token; the ids are renumbered
     to the tokens these documents use, so each saved index carries only its own vocabulary.
     """
+    import logging
+
     import bm25s
     from bm25s.tokenization import Tokenized
+
+    # bm25s sets its logger to DEBUG on import: under `alaya mcp` (whose SDK installs a log
+    # handler) every compile would print "Building index from IDs objects" to the client
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
 
     used = sorted({i for doc in docs for i in doc})
     local = {g: n for n, g in enumerate(used)}

@@ -32,7 +32,7 @@ from vault_engine.recall.bm25 import pack_shards
 from vault_engine.store.frontmatter import format_datetime
 from vault_engine.store.vault import Vault
 
-from .digest import audience_digests, digest_header, fingerprint
+from .digest import audience_digests, digest_header, fingerprint, public_claims
 from .embeddings import EmbeddingCache, embed_texts, text_key
 from .graph import build_graph, edges_by_source
 from .lexical import write_lexical_shards, write_note_documents
@@ -41,6 +41,7 @@ from .publish import publish
 from .recall_index import write_recall_arrays
 from .records import NoteRecord
 from .scan import first_seen_times, scan
+from .stamps import folder_stamps, note_stamps, refresh_stamps, write_stamps
 from .state import CompileState, signature, units_reusable
 from .usage import Usage, read_usage
 
@@ -87,6 +88,7 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     prev_build = A.current_build(state)
     prev = prev_build.manifest() if prev_build else None
 
+    folders, scan_start = folder_stamps(vault)  # before any note is stated (compilers/stamps.py)
     entries = scan(vault, cstate.entries, stats, full=options.full)
     cstate.entries = entries
     records = sorted((e[2] for e in entries.values()), key=lambda r: r.path)
@@ -113,6 +115,9 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
         stats.claims = int(prev["counts"]["claims"])
         stats.vectors = dict(prev["counts"]["vectors"])
         stats.context_vectors = int(prev["counts"].get("context_vectors", 0))
+        assert prev_build is not None
+        refresh_stamps(prev_build, records, folders,
+                       note_stamps(vault, entries, stats.malformed, scan_start))
         timer.total()
         return stats
     import faiss  # only now: an up-to-date vault never pays for these imports
@@ -186,6 +191,8 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
                         embedder=embedder.id, compiled_at=now_s,
                         context=(ctx_rows, ctx_matrix) if ctx_matrix is not None else None,
                         quality=usage.quality)
+    write_stamps(tmp / A.RECALL, records, folders,
+                 note_stamps(vault, entries, stats.malformed, scan_start))
     timer.lap("units-file")
 
     if len(cstate.vocab) > 1000 and stats.deleted + stats.parsed > 0:
@@ -238,7 +245,8 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     stats.build = build_id
     timer.lap("manifest")
     publish(state, tmp, build_id, manifest, stats, timer,
-            digests=audience_digests(records, tiers, out_edges, frags))
+            digests=audience_digests(records, tiers, out_edges, frags),
+            claims=public_claims(records, frags))
     return stats
 
 
@@ -254,7 +262,7 @@ def _up_to_date(prev: dict[str, Any] | None, records: Sequence[NoteRecord], usag
         return False
     if prev.get("usage_sig") != usage.signature:
         return False
-    if not (state / A.PUBLIC_DIGEST).exists():
+    if not (state / A.PUBLIC_DIGEST).exists() or not (state / A.PUBLIC_CLAIMS).exists():
         return False  # the agents' digests are missing (deleted, or an older alaya)
     notes = prev.get("notes", {})
     if len(notes) != len(records):

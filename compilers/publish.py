@@ -20,7 +20,7 @@ KEEP_BUILDS = 2
 
 def publish(state: Path, tmp: Path, build_id: str, manifest: dict[str, Any],
             stats: CompileStats, timer: Timer,
-            digests: dict[str | None, str] | None = None) -> None:
+            digests: dict[str | None, str] | None = None, claims: str | None = None) -> None:
     timer.lap("publish")
     timer.total()
     manifest["timings_ms"] = stats.ms
@@ -32,7 +32,7 @@ def publish(state: Path, tmp: Path, build_id: str, manifest: dict[str, Any],
     atomic_write(state / A.CURRENT, json.dumps({"schema": A.SCHEMA_VERSION,
                                                 "build": build_id}).encode())
     if digests is not None:
-        publish_digests(state, digests)
+        publish_digests(state, digests, claims)
     builds = sorted((p for p in (state / A.BUILDS).iterdir() if p.is_dir()),
                     key=lambda p: p.stat().st_mtime_ns)
     for old in builds[:-KEEP_BUILDS]:
@@ -40,9 +40,13 @@ def publish(state: Path, tmp: Path, build_id: str, manifest: dict[str, Any],
             shutil.rmtree(old, ignore_errors=True)
 
 
-def publish_digests(state: Path, digests: dict[str | None, str]) -> None:
-    """`.alaya/agent-digest.json` (shared only) and `.alaya/digest/<agent>.json`, each
-    replaced atomically; the digest of an agent that no longer has notes is removed."""
+def publish_digests(state: Path, digests: dict[str | None, str],
+                    claims: str | None = None) -> None:
+    """`.alaya/agent-digest.json` and `.alaya/claims.jsonl` (shared only) and
+    `.alaya/digest/<agent>.json`, each replaced atomically; the digest of an agent that no
+    longer has notes is removed."""
+    if claims is not None:
+        atomic_write(state / A.PUBLIC_CLAIMS, claims.encode("utf-8"), durable=False)
     folder = state / A.AGENT_DIGESTS
     for name, text in digests.items():
         target = state / A.PUBLIC_DIGEST if name is None else folder / f"{name}.json"

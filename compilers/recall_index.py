@@ -15,6 +15,8 @@ cards) or parse the digest (3.4 s). This writes what recall needs as numpy array
   they reach against the caller's namespaces);
   `unit_tier.npy` (int8): 0 HOT, 1 WARM, 2 COLD — so the common query filters and looks up
   vectors without decoding a unit's JSON row;
+- `unit_timed.npy` (int8): 1 for a session turn that says when (a date, a relative day, how
+  long ago — `vault_engine/text/timed.py`): a time question ranks it up;
 - `context_row.npy` (int32) and `context_vectors.npy` (float32): for each unit, its row in
   `context_vectors` (-1 for none) — the vector of a session turn read with the turn before it
   (`[embedding] turn_context`), blended into the turn's dense score at query time;
@@ -51,9 +53,11 @@ def write_recall_arrays(folder: Path, records: Sequence[NoteRecord], edges: Sequ
     namespaces = sorted({r.namespace for r in records})
     ns_index = {n: i for i, n in enumerate(namespaces)}
     unit_ns: list[int] = []
+    unit_timed: list[int] = []
     for rec in records:
         node = index.get(rec.key, -1)
         unit_ns += [ns_index[rec.namespace]] * len(rec.units)
+        unit_timed += [1 if u.timed else 0 for u in rec.units]
         for _ in rec.units:
             if node >= 0 and node_unit[node] < 0:
                 node_unit[node] = len(unit_node)
@@ -89,6 +93,7 @@ def write_recall_arrays(folder: Path, records: Sequence[NoteRecord], edges: Sequ
     np.save(folder / "unit_node.npy", np.array(unit_node, dtype=np.int32))
     np.save(folder / "node_unit.npy", node_unit)
     np.save(folder / "unit_ns.npy", np.array(unit_ns, dtype=np.int16))
+    np.save(folder / "unit_timed.npy", np.array(unit_timed, dtype=np.int8))
     np.save(folder / "node_ns.npy", np.array([ns_index[r.namespace] for r in nodes],
                                              dtype=np.int16))
     if context is not None and len(context[0]):

@@ -15,6 +15,7 @@ from vault_engine.store.model import Card, Entity, Note, Session, Tombstone
 from vault_engine.store.serialize import claim_dict, jsonable
 from vault_engine.text.injection import is_injection
 from vault_engine.text.secrets import has_secret, redact
+from vault_engine.text.timed import says_when
 from vault_engine.text.tokens import tokenize
 
 # Kinds that become recall targets; the rest (templates, reports, archive, MEMORY.md …) are
@@ -48,6 +49,14 @@ class Unit:
     # as a second vector, so an answer that never names its subject is found through the
     # question it answers (docs/recall.md, "turn context")
     context: str | None = None
+    # the turn says when (a date, a relative day, how long ago): time questions rank it up
+    timed: bool = False
+    # the days it names, resolved against when it was said ("yesterday" → 2023-05-07): a
+    # question that names a day finds the turn that dates the event, not only the session
+    dates: tuple[str, ...] = ()
+    # a fact of an entity page: the turn it links to ("conv-26-s5#^t4"); graph expansion goes
+    # from the entity to the sessions of the facts a question matched
+    cites: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,7 @@ def _turn_units(note: Session) -> list[Unit]:
         if has_secret(text):
             text = redact(text)
         chunks = [text[i:i + TURN_CHUNK_CHARS] for i in range(0, len(text), TURN_CHUNK_CHARS)]
+        said = turn.timestamp or note.started
         for chunk in chunks:
             prefix = f"[{when}] " if when else ""
             line = f"{prefix}{speaker}: {chunk}"
@@ -131,8 +141,77 @@ def _turn_units(note: Session) -> list[Unit]:
             previous_ok = True
             units.append(Unit(anchor=turn.anchor, embed_text=line,
                               lexical=" ".join(tokenize(f"{line} {romanised[speaker]}")),
-                              snippet=line[:240], context=context))
+                              snippet=line[:240], context=context, timed=says_when(chunk),
+                              dates=_days_named(chunk, said, turn.dates)))
     return units
+
+
+_DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+_FACT_LINK_RE = re.compile(r"\[\[([^\]|#]+)#\^(t\d+)(?:\|[^\]]*)?\]\]")
+_TRAILING_LINKS_RE = re.compile(r"\s*\((?:\[\[[^\]]*\]\](?:,\s*)?)+\)\s*$")
+_FACT_DAY_RE = re.compile(r"^###\s+(\d{4}-\d{2}-\d{2})")
+MAX_FACT_UNITS = 150
+
+
+def _fact_units(note: Entity) -> list[Unit]:
+    """One unit per fact of an entity page's `facts` block (vault_engine/sessions/distill/
+    entity_pages.py), each citing the turn it links to; a hand-written list item with a turn
+    link counts too."""
+    from vault_engine.store.blocks import read_block
+
+    try:
+        block = read_block(note.body, "facts", note.path)
+    except Exception:  # a broken block is lint's to report; the note keeps its one unit
+        return []
+    if not block:
+        return []
+    units: list[Unit] = []
+    day: str | None = None
+    for line in block.splitlines():
+        m = _FACT_DAY_RE.match(line)
+        if m:
+            day = m.group(1)
+            continue
+        if not line.startswith("- "):
+            continue
+        link = _FACT_LINK_RE.search(line)
+        if link is None:
+            continue
+        text = _TRAILING_LINKS_RE.sub("", line[2:])  # a card fact's "(turn, card)"
+        text = plain(_FACT_LINK_RE.sub("", text)).strip()
+        if not text:
+            continue
+        text = redact(text) if has_secret(text) else text
+        when = day or next(iter(re.findall(r"\|(\d{4}-\d{2}-\d{2})\]\]", line)), None)
+        embed = f"[{when}] {text}" if when else text
+        units.append(Unit(anchor=None, embed_text=embed,
+                          lexical=" ".join(tokenize(f"{note.title} {text}")),
+                          snippet=embed[:240], cites=f"{link.group(1)}#^{link.group(2)}",
+                          dates=(when,) if when else ()))
+        if len(units) >= MAX_FACT_UNITS:
+            break
+    return units
+
+
+def _days_named(text: str, said: Any, resolved: tuple[tuple[str, str], ...] = ()
+                ) -> tuple[str, ...]:
+    """The days a turn names: the relative ones as ingest made them absolute in the turn's
+    header (in the vault's zone), and dates written out in full; for a note ingested before
+    headers carried dates, every one resolved here against when it was said
+    (vault_engine/text/when.py). One-off dates only — "every Monday" has no single day."""
+    days = [m.group(0) for _, value in resolved for m in [_DAY_RE.match(value)] if m]
+    if said is None:
+        return tuple(dict.fromkeys(days))[:4]
+    from vault_engine.text.when import mentions
+
+    for m in mentions(text, said):
+        if resolved and not re.search(r"\d{4}", m.text):
+            continue  # relative: the header says which day
+        if m.when is not None and not m.recurring and m.granularity in ("day", "minute"):
+            days.append(m.when.date().isoformat())
+    return tuple(dict.fromkeys(days))[:4]
 
 
 def build_record(note: Note) -> NoteRecord:
@@ -155,6 +234,8 @@ def build_record(note: Note) -> NoteRecord:
             snippet = (redact(snippet) if has_secret(snippet) else snippet)[:240]
             units = [Unit(anchor=None, embed_text=embed, lexical=" ".join(tokenize(lexical)),
                           snippet=snippet)]
+            if isinstance(note, Entity):
+                units += _fact_units(note)
     relations = tuple(RelationRef(type=r.type, target=r.target, weight=float(r.weight),
                                   reason=str(r.reason or ""), origin=r.origin)
                       for r in note.relations if r.target)

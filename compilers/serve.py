@@ -118,6 +118,11 @@ class RecallServer:
             self.embedder.embed_query("warm up")  # load the model now, not on the first query
         except AlayaError:
             self.embedder = None
+        self.reranker: Any = None
+        if vault.config.get("rerank", "provider") != "none":  # optional, off by default
+            from vault_engine.providers.rerank import get_reranker
+
+            self.reranker = get_reranker(vault.config)
         self.stop = threading.Event()
         self.watch = watch
         server = self
@@ -242,6 +247,7 @@ class RecallServer:
                     query = RecallQuery.from_json(obj)
                     result = recall(server.vault.state_dir, query, embedder=server.embedder,
                                     settings=server.settings, resident=True,
+                                    reranker=server.reranker,
                                     caller=self._caller())
                 except UnicodeDecodeError as exc:
                     return self._send(400, {"error": "UsageError",
@@ -270,7 +276,10 @@ class RecallServer:
         atomic_write(path, json.dumps(info).encode("utf-8"))
         os.chmod(path, 0o600)
 
-    def serve_forever(self, on_compile: Any = None, on_error: Any = None) -> None:
+    def serve_forever(self, on_compile: Any = None, on_error: Any = None,
+                      tick: Any = None) -> None:
+        """Serve until `stop` is set; the watcher (if on) compiles every change and calls
+        `tick` between batches (the introspection schedule)."""
         self._announce()
         watcher = None
         if self.watch:
@@ -279,7 +288,8 @@ class RecallServer:
             watcher = threading.Thread(
                 target=watch_loop, args=(self.vault, self.stop),
                 kwargs={"on_compile": on_compile or (lambda c, s: None),
-                        "on_error": on_error or (lambda c, e: None)}, daemon=True)
+                        "on_error": on_error or (lambda c, e: None), "tick": tick},
+                daemon=True)
             watcher.start()
         thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         thread.start()

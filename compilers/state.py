@@ -21,7 +21,8 @@ from .digest import Fragment, make_fragment
 from .graph import Edge, resolve_edges
 from .records import NoteRecord
 
-RECORD_CACHE_VERSION = 9  # 8: Chinese BM25 words and speakers' names in pinyin; 9: no injected turns, masked secrets
+RECORD_CACHE_VERSION = 12  # 8: Chinese BM25 words, speakers in pinyin; 9: no injected turns,
+# masked secrets; 10/11: turns' time and days; 12: entity pages' facts as units
 
 
 @dataclass

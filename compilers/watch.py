@@ -80,8 +80,10 @@ OnError = Callable[[list[str], BaseException], None]
 
 def watch(vault: Vault, stop: threading.Event, *, on_compile: OnCompile, on_error: OnError,
           debounce: float = 0.5, max_wait: float = 5.0, options: CompileOptions | None = None,
-          initial: bool = True, save_every: float = 30.0) -> None:
-    """Compile once, then after every batch of relevant changes, until `stop` is set."""
+          initial: bool = True, save_every: float = 30.0,
+          tick: Callable[[], Any] | None = None) -> None:
+    """Compile once, then after every batch of relevant changes, until `stop` is set.
+    `tick` is called between batches (the introspection schedule, compilers/schedule.py)."""
     from watchdog.events import FileSystemEvent, FileSystemEventHandler
     from watchdog.observers import Observer
 
@@ -162,6 +164,8 @@ def watch(vault: Vault, stop: threading.Event, *, on_compile: OnCompile, on_erro
                 batch = batcher.drain() if batcher.ready(time.monotonic()) else None
             if batch:
                 run(batch)
+            elif tick is not None:
+                tick()
     finally:
         observer.stop()
         observer.join(timeout=5)

@@ -1,4 +1,5 @@
-"""A real local HTTP server speaking the OpenAI embeddings (and chat) API, with scripted faults."""
+"""A real local HTTP server speaking the OpenAI embeddings (and chat) API and the rerank API
+that vLLM, llama.cpp server and Jina/Cohere serve, with scripted faults."""
 
 from __future__ import annotations
 
@@ -16,11 +17,15 @@ class FakeOpenAI:
     """`with FakeOpenAI() as srv:` → `srv.url` is `http://127.0.0.1:PORT/v1`.
 
     `srv.faults` is a queue of behaviours for the next requests: "500", "429", "timeout",
-    "malformed", "short" (fewer vectors than inputs), "drip" (a valid answer sent one byte
+    "malformed", "short" (fewer vectors than inputs), "bad-index" (a rerank result pointing
+    past the documents), "drip" (a valid answer sent one byte
     every `drip_s`: never a read timeout, always too slow), "retry-after:N" (429 with
     `Retry-After: N`), "huge" (an answer of `huge_bytes` streamed without a Content-Length)
     and "huge-announced" (a Content-Length of `huge_bytes`, then the same stream). Requests
     are recorded in `srv.requests`, with the monotonic time each arrived.
+
+    `POST …/rerank` scores each document by its cosine to the query (the hash embedder);
+    a document containing `srv.rerank_prefer` scores 1 more, so a test can name the winner.
     """
 
     def __init__(self, dim: int = 64, sleep_s: float = 2.0) -> None:
@@ -30,6 +35,7 @@ class FakeOpenAI:
         self.embedder = HashEmbedder(dim)
         self.faults: deque[str] = deque()
         self.completions: deque[str] = deque()  # scripted chat answers, in order
+        self.rerank_prefer: str | None = None
         self.requests: list[dict[str, Any]] = []
         self.sleep_s = sleep_s
         self.lock = threading.Lock()
@@ -68,6 +74,8 @@ class FakeOpenAI:
                                             "choices": [{"index": 0, "finish_reason": "stop",
                                                          "message": {"role": "assistant",
                                                                      "content": content}}]})
+                if self.path.endswith("/rerank"):
+                    return self._rerank(body, fault)
                 inputs = body.get("input") or []
                 if isinstance(inputs, str):
                     inputs = [inputs]
@@ -77,6 +85,21 @@ class FakeOpenAI:
                 data = [{"object": "embedding", "index": i, "embedding": v.tolist()}
                         for i, v in enumerate(vecs)]
                 self._send(200, {"object": "list", "data": data, "model": body.get("model")})
+
+            def _rerank(self, body: dict[str, Any], fault: str | None) -> None:
+                docs = [str(d) for d in body.get("documents") or []]
+                q = outer.embedder.embed_query(str(body.get("query", "")))
+                scores = [float(v @ q) for v in outer.embedder.embed_passages(docs)] \
+                    if docs else []
+                prefer = outer.rerank_prefer
+                results = [{"index": i, "relevance_score": s + (1.0 if prefer and prefer in d
+                                                                else 0.0)}
+                           for i, (s, d) in enumerate(zip(scores, docs, strict=True))]
+                results.sort(key=lambda r: -r["relevance_score"])
+                if fault == "bad-index" and results:
+                    results[0]["index"] = len(docs) + 5
+                self._send(200, {"model": body.get("model"), "results":
+                                 results[:int(body.get("top_n") or len(results))]})
 
             def _drip(self) -> None:
                 payload = json.dumps({"choices": [{"message": {"content": "{}"}}]}).encode()

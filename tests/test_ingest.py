@@ -106,7 +106,8 @@ def test_malformed_and_truncated_input_writes_nothing(vault_path: Path, tmp_path
     result = run(vault_path, "ingest", str(jsonl))
     assert result.exit_code == 1 and "truncated mid-line" in result.output
     assert sessions(vault_path) == {}
-    for content, message in (("[1, 2]", "ambiguous"), ('{"id": "x"}', "turns"),
+    for content, message in (("[1, 2]", "not a transcript format alaya knows"),
+                             ('{"id": "x"}', "a JSON object with keys id"),
                              ('{"turns": [{"content": "no role"}]}', "no `role`")):
         (tmp_path / "x.json").write_text(content)
         out = run(vault_path, "ingest", str(tmp_path / "x.json"))

@@ -17,7 +17,7 @@ from vault_engine.text.quoted import regions
 from vault_engine.text.segment import clauses, sentences
 from vault_engine.text.titles import make_title, word_count
 from vault_engine.text.tokens import tokenize
-from vault_engine.text.when import describe, mentions
+from vault_engine.text.when import describe, mentions, relative_dates
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 
@@ -247,3 +247,26 @@ def test_bm25_words_are_chinese_words_not_bigrams() -> None:
                                                            "kubernetes"]
     assert tokenize("カタカナ") == ["カタ", "タカ", "カナ"]  # kana: bigrams
     assert "时区" in expand(tokenize("Which timezone?")) and "merg" in expand(tokenize("MR 合并"))
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("I went to a LGBTQ support group yesterday.", [("yesterday", "2023-05-07")]),
+    ("We ran the race last Saturday.", [("last Saturday", "2023-05-06")]),
+    ("I went to a conference three days ago.", [("three days ago", "2023-05-05")]),
+    ("We went camping two weekends ago.", [("two weekends ago", "week of 2023-04-24")]),
+    ("a couple of months ago I moved", [("a couple of months ago", "2023-03")]),
+    ("I started painting last year", [("last year", "2022")]),
+    ("上周六我们去爬山了。", [("上周六", "2023-05-06")]),
+    ("我三天前改了配置，两个月前上线，半年前立项。",
+     [("三天前", "2023-05-05"), ("两个月前", "2023-03"), ("半年前", "2022-11")]),
+    ("4 月 20 日开会", [("4 月 20 日", "2023-04-20")]),  # the year was not said
+    ("the freeze is on 2023-05-20", []),  # already absolute
+    ("on 20 May, 2023 we met", []),
+    ("today was great, 今天也不错", []),  # the turn's own day
+    ("every Monday I swim; 每周三下午 3 点开会", []),  # recurring: no single day
+    ("see you at 3 pm", []),  # a bare clock time: the day is not said
+])
+def test_relative_dates_resolved_against_when_they_were_said(
+        text: str, expected: list[tuple[str, str]]) -> None:
+    said = dt.datetime(2023, 5, 8, 13, 56, tzinfo=dt.UTC)  # a Monday
+    assert relative_dates(text, said) == expected

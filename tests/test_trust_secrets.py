@@ -211,3 +211,16 @@ def test_a_dollar_inside_a_password_and_a_basic_auth_header() -> None:
     for harmless in ("the password is $DB_PASS", "password: ${VAULT_SECRET}",
                      "basic auth is enabled on the ingress", "Authorization: Basic realm"):
         assert not find_secrets(harmless), harmless
+
+
+def test_secrets_inside_a_blob_are_found_and_a_huge_blob_is_cheap() -> None:
+    """A minified line tens of kilobytes long still gives up its password and its key; a
+    blob with no credential marker in it is not scanned pattern by pattern."""
+    filler = ",".join(f'"k{i}":"v{i}"' for i in range(3000))
+    key = "sk-proj-" + rnd(40, seed=7)
+    line = '{' + filler + ',"db_password":"Zq9!mR2#vL7x",' + filler + f',"openai":"{key}"' + '}'
+    assert len(line) > 40_000 and " " not in line
+    hidden = redact(line)
+    assert "Zq9!mR2#vL7x" not in hidden and key not in hidden
+    blob = "A" * 3_000_000
+    assert find_secrets(blob) == [] and redact(blob) == blob

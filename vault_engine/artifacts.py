@@ -39,8 +39,9 @@ from typing import Any
 
 SCHEMA_VERSION = 1
 # bumped whenever a build's set of files or their layout changes (11: Chinese BM25 words;
-# 12: node_ns.npy and the agents' digests)
-FORMAT = 12
+# 12: node_ns.npy and the agents' digests; 13: the folder and note stamps of recall/,
+# vault_engine/stamps.py; 14: recall/unit_timed.npy)
+FORMAT = 14
 CURRENT = "current.json"
 BUILDS = "builds"
 MANIFEST = "manifest.json"
@@ -51,6 +52,7 @@ LEXICAL_NOTES = "lexical-notes"  # BM25 with one document per note (a whole sess
 GRAPH = "graph.pickle"
 DIGEST = "agent-digest.json"
 PUBLIC_DIGEST = "agent-digest.json"  # .alaya/agent-digest.json: shared notes only
+PUBLIC_CLAIMS = "claims.jsonl"  # .alaya/claims.jsonl: the claims of shared notes only
 AGENT_DIGESTS = "digest"  # .alaya/digest/<agent>.json: shared + that agent's own
 CLAIMS = "claims.jsonl"
 RECALL = "recall"  # compact arrays for recall (compilers/recall_index.py)

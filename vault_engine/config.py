@@ -85,6 +85,17 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "context_weight": 0.5,  # share of a turn's dense score read with the turn before it
         "session_bm25_weight": 0.4,  # a session's BM25 as one document, added to its score
         "date_weight": 0.3,  # added for a note dated on a day or month the query names
+        "time_weight": 0.1,  # a time question ("when …", "什么时候"): turns that say when
+        "diversify": True,  # each session that adds something new gets a slot (docs/recall.md)
+        "expand_exclude": [],  # relation types a free-text search's expansion does not follow
+    },
+    "rerank": {  # optional: re-order recall's best candidates with a model (off by default)
+        "provider": "none",  # none | openai (a /rerank endpoint, cross-encoder) | llm (chat)
+        "base_url": "",
+        "model": "",
+        "top_n": 20,  # how many of the offline order's best candidates the model re-orders
+        "timeout_s": 10.0,
+        "max_retries": 1,
     },
     "lifecycle": {  # seed 003 §2.5.3, §3.2, §3.3
         "co_occurs_min_queries": 3,  # recalled together in this many queries → CO_OCCURS
@@ -94,6 +105,12 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "weak_similarity": 0.83,  # gaps: a weak recall's best hit this close is a synonym gap
         "gap_days": 30,  # knowledge gaps: weak recalls of this many days
         "gap_min_queries": 3,  # … this many on one topic make an open question
+    },
+    "compile": {
+        "after_write": True,  # a write command compiles incrementally right after (read your writes)
+    },
+    "introspect": {  # seed 000 §5.2
+        "every_hours": 4.0,  # --if-due, serve and watch run introspect this often; 0 = never
     },
     "memory": {  # seed 002: six-factor promotion into MEMORY.md
         "budget_chars": 10_000,

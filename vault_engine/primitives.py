@@ -4,7 +4,6 @@ checksums."""
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
 from typing import Any
 
@@ -48,6 +47,8 @@ def now() -> dt.datetime:
 
 def checksum(data: bytes) -> str:
     """SHA-256 of a file's bytes: the checksum guard and the manifest use it."""
+    import hashlib  # not at import: recall's one-shot path never checksums
+
     return hashlib.sha256(data).hexdigest()
 
 

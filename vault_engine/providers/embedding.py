@@ -15,11 +15,9 @@ a different id means re-embedding everything.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -101,6 +99,12 @@ class LocalEmbedder:
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 
 
+def _blake2b(data: bytes, digest_size: int) -> Any:
+    import hashlib  # lazily: the one-shot recall path with the bundled model never hashes
+
+    return hashlib.blake2b(data, digest_size=digest_size)
+
+
 class HashEmbedder:
     """Feature hashing of words and character trigrams. Deterministic; for tests only."""
 
@@ -114,7 +118,7 @@ class HashEmbedder:
         feats = _TOKEN_RE.findall(text)
         feats += [text[i:i + 3] for i in range(max(0, len(text) - 2))]
         for f in feats:
-            h = int.from_bytes(hashlib.blake2b(f.encode(), digest_size=8).digest(), "little")
+            h = int.from_bytes(_blake2b(f.encode(), digest_size=8).digest(), "little")
             vec[h % self.dim] += 1.0 if (h >> 63) else -1.0
         return vec
 
@@ -196,6 +200,8 @@ class OpenAIEmbedder:
             if len(batches) == 1:
                 parts = [self._post(client, batches[0])]
             else:
+                from concurrent.futures import ThreadPoolExecutor  # only for batches
+
                 with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
                     parts = list(pool.map(lambda b: self._post(client, b), batches))
         out = np.concatenate(parts)

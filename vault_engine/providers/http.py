@@ -16,7 +16,6 @@ The error names the endpoint and what to check.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import threading
 import time
@@ -42,6 +41,9 @@ def retry_after(headers: Mapping[str, str], now: float | None = None) -> float |
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # here, not at the top: a one-shot recall imports this module, and
+    # email (with socket, random, calendar) costs it ~15 ms it never needs
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

@@ -4,7 +4,7 @@ along every relation, or only along the asked-for types and those close to them
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from vault_engine.errors import UsageError
 from vault_engine.store.relations import relation_similarity
@@ -29,19 +29,64 @@ def resolve_node(index: RecallIndex, ref: str, namespaces: set[str] | None = Non
                      fix="pass node ids from a previous recall's nodes[].id")
 
 
+HUB_SESSIONS = 4  # an entity reached by expansion leads on to its sessions only up to this many
+
+
+def through_facts(index: RecallIndex, parent: Hit, edges: Iterable[tuple[int, str, float]]
+                  ) -> Iterator[tuple[int, str, float]]:
+    """An entity page's edges to sessions, for a page the question found by its facts: only
+    towards the sessions of the facts it matched, each weighted by how well its fact matched
+    against the best one — a page that names forty sessions leads to the two whose facts
+    answer (question → entity → the sessions that hold the facts). A page reached by
+    expansion matched nothing: it leads on only when it names few sessions (a hub says
+    nothing about which of its sessions matter). A page asked for (--from-nodes) or found by
+    its name alone keeps every edge. Edges to other kinds stay as they are."""
+    edges = list(edges)
+    cited: dict[str, float] = {}
+    for unit, score in parent.units:
+        ref = index.row(unit).get("cites") if unit >= 0 and score > 0 else None
+        if ref:
+            stem = str(ref).split("#", 1)[0].rsplit("/", 1)[-1].casefold()
+            cited[stem] = max(cited.get(stem, 0.0), score)
+    top = max(cited.values(), default=0.0)
+    if top <= 0:
+        sessions = sum(index.node_kind(t) == "session" for t, _, _ in edges)
+        if parent.depth == 0 or sessions <= HUB_SESSIONS:
+            yield from edges
+        else:
+            yield from (e for e in edges if index.node_kind(e[0]) != "session")
+        return
+    for target, rel, weight in edges:
+        if index.node_kind(target) != "session":
+            yield target, rel, weight
+            continue
+        unit = int(index.node_unit[target])
+        path = str(index.row(unit).get("path") or "") if unit >= 0 else ""
+        stem = path.rsplit("/", 1)[-1].removesuffix(".md").casefold()
+        if stem in cited:
+            yield target, rel, weight * cited[stem] / top
+
+
 def expand(index: RecallIndex, seeds: list[Hit], hits: dict[int, Hit], wanted: Sequence[str],
             depth: int, settings: RecallSettings, query: RecallQuery,
             namespaces: set[str] | None, exclude_seeds: bool) -> None:
-    """Breadth-first along edges; with `wanted` relations only along close types."""
+    """Breadth-first along edges; with `wanted` relations only along close types. A free-text
+    search follows every type but those `[recall] expand_exclude` leaves out."""
     frontier = [(s, 0) for s in seeds]
     seen = {s.node for s in seeds}
+    excluded = set(settings.expand_exclude) if not wanted else set()
     while frontier:
         parent, d = frontier.pop(0)
         if d >= depth:
             continue
         directions = ("out",) if wanted else ("out", "in")
         for direction in directions:
-            for target, rel, weight in index.neighbours(parent.node, direction):
+            edges = index.neighbours(parent.node, direction)
+            if direction == "out" and index.node_kind(parent.node) == "entity":
+                edges = through_facts(index, parent, edges)
+            for target, rel, weight in edges:
+                if rel in excluded:
+                    continue
                 if wanted:
                     sim = max(relation_similarity(rel, w) for w in wanted)
                     if sim < settings.rel_threshold:

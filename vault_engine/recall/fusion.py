@@ -47,6 +47,16 @@ def weighted_fusion(rankings: Sequence[tuple[float, list[tuple[int, float]]]]) -
     return fused
 
 
+def boost_timed(index: RecallIndex, fused: dict[int, float], weight: float) -> dict[int, float]:
+    """A time question ("when did …", "什么时候"): every candidate turn that says when (a date,
+    a relative day, how long ago — compiled into `unit_timed`) gains `weight` on its fused
+    score (0–1), so the turn that dates the event outranks turns that only name it."""
+    timed = index.unit_timed
+    if timed is None or not weight:
+        return fused
+    return {u: s + weight if timed[u] else s for u, s in fused.items()}
+
+
 def rrf_fusion(rankings: Sequence[list[tuple[int, float]]], k: int) -> dict[int, float]:
     fused: dict[int, float] = {}
     for ranking in rankings:
@@ -86,7 +96,9 @@ def score_notes(index: RecallIndex, fused: dict[int, float], query: RecallQuery,
         elif not passes(index.row(unit), query, namespaces):
             continue
         by_node.setdefault(int(index.unit_node[unit]), []).append((unit, score))
-    best = max(fused.values(), default=1.0) or 1.0
+    # scaled by the best unit that can be shown (`--kind session`: entity facts and cards that
+    # only seed expansion do not change how sessions compare)
+    best = max((s for units in by_node.values() for _, s in units), default=1.0) or 1.0
     hits: dict[int, Hit] = {}
     node_lex: Any = {}
     lex_top = float(lexical_scores.max()) if lexical_scores is not None else 0.0
@@ -108,11 +120,19 @@ def score_notes(index: RecallIndex, fused: dict[int, float], query: RecallQuery,
         if node < 0:
             continue
         units.sort(key=lambda x: -x[1])
+        if index.node_kind(node) == "entity":
+            # an entity page is as good as its best fact: its facts restate turns, and summed
+            # (or read as one document) a page about someone matches every question naming them
+            hits[node] = Hit(node=node, score=units[0][1] / best, units=units[:3],
+                             cosine=cos.get(units[0][0]))
+            continue
         score = sum(w * s / best for w, (_, s) in zip(SESSION_TURN_WEIGHTS, units, strict=False))
         score += settings.session_bm25_weight * note_bm25(node)
-        if dates:
-            score += settings.date_weight * date_match(index.row(units[0][0]).get("when"),
-                                                       dates)
+        if dates:  # the note's own date, or a day its best turns name ("yesterday" → 7 May)
+            rows = [index.row(u) for u, _ in units[:3]]
+            score += settings.date_weight * max(
+                [date_match(rows[0].get("when"), dates)]
+                + [date_match(day, dates) for row in rows for day in row.get("dates") or ()])
         if index.node_quality is not None:
             score *= float(index.node_quality[node])  # poor feedback: × 0.5 (seed 003 §3.2.1)
         if named and node not in named:  # the person the question names did not speak here

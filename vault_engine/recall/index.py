@@ -53,6 +53,9 @@ class RecallIndex:
             else None
         self.unit_tier = np.array(load("unit_tier.npy")) \
             if (folder / "unit_tier.npy").exists() else None
+        # 1 for a turn that says when (builds since format 13; before: none)
+        self.unit_timed = np.array(load("unit_timed.npy")) \
+            if (folder / "unit_timed.npy").exists() else None
         self.node_ns = np.array(load("node_ns.npy")) if (folder / "node_ns.npy").exists() \
             else None
         # a ranking factor per node (< 1 for poor feedback); builds before it: none
@@ -207,11 +210,29 @@ class RecallIndex:
             self._lexical = shards
         return self._lexical  # type: ignore[no-any-return]
 
+    # -- freshness ------------------------------------------------------------------------
+    def staleness(self, root: Path, results: list[tuple[int, str | None]]) -> Any:
+        """Has the vault at `root` changed since this build? (vault_engine/stamps.py)"""
+        import numpy as np
+
+        from vault_engine import stamps
+
+        path = self.folder / stamps.NODE_STAMP
+        if not hasattr(self, "_node_stamp"):
+            self._node_stamp = np.load(path, mmap_mode="r") if path.exists() else None
+        return stamps.check(self.folder, root, results, self._node_stamp)
+
     # -- graph ----------------------------------------------------------------------------
     def neighbours(self, node: int, direction: str = "out") -> Iterable[tuple[int, str, float]]:
         indptr, indices, types, weights = self.adj[direction]
-        for j in range(int(indptr[node]), int(indptr[node + 1])):
-            yield int(indices[j]), self.rel_types[int(types[j])], float(weights[j])
+        a, b = int(indptr[node]), int(indptr[node + 1])
+        if a == b:
+            return
+        # one slice per array, not one memory-mapped element access per edge
+        names = self.rel_types
+        for target, kind, weight in zip(indices[a:b].tolist(), types[a:b].tolist(),
+                                        weights[a:b].tolist(), strict=True):
+            yield target, names[kind], weight
 
 
 _INDEX_CACHE: dict[str, RecallIndex] = {}

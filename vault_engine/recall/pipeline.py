@@ -13,6 +13,7 @@ recall never writes markdown, only a telemetry event under `.alaya/`.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,14 +21,17 @@ from typing import Any
 
 from vault_engine.errors import AlayaError, UsageError
 from vault_engine.primitives import now
+from vault_engine.stamps import SHOWN
 from vault_engine.store.namespaces import Caller
 
 from .expansion import expand, resolve_node
-from .fusion import Hit, rrf_fusion, score_notes, weighted_fusion
+from .fusion import Hit, boost_timed, rrf_fusion, score_notes, weighted_fusion
 from .index import open_index
+from .intent import query_intent
 from .present import explorable_relations, flag_warnings, node_json
 from .query import RecallQuery, RecallSettings
-from .ranking import POOL, SEEDS, rank, wants_current
+from .ranking import POOL, SEEDS, diversify, rank, wants_current
+from .rerank import rerank_order
 from .retrieval import (
     blend_context,
     bm25_ranking,
@@ -40,9 +44,12 @@ from .retrieval import (
 
 def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
            settings: RecallSettings | None = None, telemetry: bool = True,
-           resident: bool = False, caller: Caller | None = None) -> dict[str, Any]:
+           resident: bool = False, reranker: Any = None,
+           caller: Caller | None = None) -> dict[str, Any]:
     """Run a recall and return the documented JSON object. `caller` (default: this process's,
-    `ALAYA_AGENT` or the owner) decides which namespaces it may search (store/namespaces.py)."""
+    `ALAYA_AGENT` or the owner) decides which namespaces it may search (store/namespaces.py).
+    With a `reranker` (vault_engine.providers.rerank, off by default) its top candidates are
+    re-ordered by it."""
     start = time.perf_counter()
     caller = caller if caller is not None else Caller.from_env()
     settings = settings or RecallSettings()
@@ -52,7 +59,8 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     warnings: list[str] = []
     if not text and not query.from_nodes:
         raise UsageError("nothing to recall: give a query, --concepts or --from-nodes",
-                         fix='alaya recall "gateway restart"')
+                         fix='alaya recall "gateway restart", or pipe the JSON query: '
+                             'echo \'{"concepts": ["gateway restart"]}\' | alaya recall --json')
     namespaces = caller.recall_scope(query.namespaces, query.all_namespaces,
                                      settings.default_namespace)
 
@@ -94,8 +102,17 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         weights = ([settings.dense_weight] if qvec is not None else []) + (
             [1.0 - settings.dense_weight] if len(rankings) > (qvec is not None) else [])
         fused = weighted_fusion(list(zip(weights, rankings, strict=False)))
+    intent = query_intent(text)
+    if intent.when:
+        fused = boost_timed(index, fused, settings.time_weight)
 
     hits = score_notes(index, fused, query, namespaces, lexical_scores, text, cos, settings)
+    # asked for some kinds only (`--kind session`): expansion still starts from every kind —
+    # question → entity page → the sessions that hold its facts
+    seed_hits = hits
+    if query.kinds and query.expand and not query.from_nodes and text:
+        seed_hits = score_notes(index, fused, dataclasses.replace(query, kinds=()), namespaces,
+                                lexical_scores, text, cos, settings)
 
     # seeds for expansion: the best hits, or the nodes we were asked to continue from
     seeds: list[Hit]
@@ -107,17 +124,39 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         hits = {} if not text else hits
         depth = max(depth, 1)
     else:  # a fixed number of seeds: the order must not depend on how many are shown
-        seeds = sorted(hits.values(), key=lambda h: (-h.score, h.node))[:SEEDS]
+        seeds = sorted(seed_hits.values(), key=lambda h: (-h.score, h.node))[:SEEDS]
     wanted = tuple(query.relations)
     if query.expand and depth > 0 and seeds:
         expand(index, seeds, hits, wanted, depth, settings, query, namespaces,
                exclude_seeds=bool(query.from_nodes))
 
-    ranked = rank(index, hits, qvec, wanted, top_k, settings, current=wants_current(text))
+    rerank = reranker is not None and bool(text) and not wanted
+    shown = max(top_k, reranker.top_n) if rerank else top_k  # the reranker sees top_n
+    ranked = rank(index, hits, qvec, wanted, shown, settings, current=wants_current(text),
+                  listing=intent.listing)
     nodes = [node_json(index, h) for h in ranked]
+    reranked_by = None
+    if rerank and len(nodes) > 1:
+        try:
+            order = rerank_order(reranker, text, nodes)
+        except AlayaError as exc:
+            warnings.append(f"reranker unavailable ({exc.message}): kept the offline order")
+        else:
+            node_of = {id(h): n for h, n in zip(ranked, nodes, strict=True)}
+            ranked = [ranked[i] for i in order]
+            if settings.diversify:  # the model's order, still one slot per new session
+                ranked = diversify(index, ranked, intent.listing)
+            nodes = [node_of[id(h)] for h in ranked]
+            reranked_by = reranker.id
+    ranked, nodes = ranked[:top_k], nodes[:top_k]
     warnings += flag_warnings(nodes)
     explorable = explorable_relations(index, ranked, wanted, text, {h.node for h in ranked},
                                       namespaces)
+    fresh = visible_changes(index.staleness(state_dir.parent, [
+        (h.node, n["path"]) for h, n in zip(ranked, nodes, strict=True)]), state_dir.parent,
+        caller)
+    if fresh.warning():
+        warnings.append(fresh.warning())
     latency = (time.perf_counter() - start) * 1000
     result = {
         "query": {"text": query.text, "concepts": list(query.concepts),
@@ -130,6 +169,10 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         "latency_ms": round(latency, 1),
         "build": index.build.build_id,
         "compiled_at": index.compiled_at,
+        # the vault changed since this build (None: the build cannot tell); what changed
+        "stale": fresh.stale,
+        "changed_notes": fresh.paths[:SHOWN],
+        "reranker": reranked_by,
         "warnings": warnings,
     }
     if telemetry:
@@ -155,8 +198,45 @@ def recall_in_vault(root: Path, query: Mapping[str, Any], *,
     config = load_config(root)
     q = RecallQuery.from_json(query)
     embedder = get_embedder(config) if q.mode != "bm25" else None
+    reranker = None
+    if config.get("rerank", "provider") != "none":  # off by default: no import, no call
+        from vault_engine.providers.rerank import get_reranker
+
+        reranker = get_reranker(config)
     return recall(root / ".alaya", q, embedder=embedder,
-                  settings=RecallSettings.from_config(config), telemetry=telemetry)
+                  settings=RecallSettings.from_config(config), telemetry=telemetry,
+                  reranker=reranker)
+
+
+def visible_changes(fresh: Any, root: Path, caller: Caller) -> Any:
+    """What a caller is told of the notes changed since the build: an agent hears only of
+    notes it may read — as they were compiled and as they are now — never of another
+    agent's private ones (their paths are titles); stale only if one of those changed."""
+    if caller.is_owner or not fresh.stale:
+        return fresh
+    import dataclasses
+
+    from vault_engine.store.namespaces import namespace_of_text
+
+    deleted = set(fresh.deleted)
+
+    def readable(rel: str) -> bool:
+        if not caller.may_read(fresh.namespaces.get(rel)):
+            return False
+        if rel in deleted:
+            return True
+        try:
+            with (root / rel).open("rb") as fh:
+                head = fh.read(16384).decode("utf-8", "replace")
+        except OSError:
+            return False
+        return caller.may_read(namespace_of_text(head, rel))
+
+    keep = {rel for rel in fresh.paths if readable(rel)}
+    return dataclasses.replace(fresh, stale=bool(keep),
+                               added=[p for p in fresh.added if p in keep],
+                               changed=[p for p in fresh.changed if p in keep],
+                               deleted=[p for p in fresh.deleted if p in keep])
 
 
 def relevance(hit: Hit, ranked: list[Hit]) -> float:

@@ -38,6 +38,10 @@ def node_json(index: RecallIndex, hit: Hit) -> dict[str, Any]:
     }
     if row.get("stale"):
         out["stale_reason"] = str(row["stale"])
+    if kind == "entity":  # an entity page: the facts the question matched, with their turns
+        facts = [index.row(u) for u, score in hit.units if u >= 0 and score > 0]
+        out["facts"] = [{"text": r.get("snippet", ""), "source": f"[[{r['cites']}]]"}
+                        for r in facts if r.get("cites")]
     if kind == "session":
         anchors = [index.row(u).get("anchor") for u, _ in hit.units if u >= 0]
         out["session_id"] = key

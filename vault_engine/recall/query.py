@@ -8,10 +8,14 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from vault_engine.errors import UsageError
 from vault_engine.primitives import to_datetime
+
+MODES = ("hybrid", "bm25", "vector")  # fused, lexical only, vectors only
+KINDS = ("card", "entity", "session", "note", "scene", "query")  # what a recalled node is
 
 
 @dataclass(frozen=True)
@@ -75,12 +79,19 @@ class RecallQuery:
         if not isinstance(text, str):
             raise UsageError("`query` must be a string", fix='"query": "…"')
         as_of = parse_as_of(obj["as_of"]) if obj.get("as_of") else None
+        mode = obj.get("mode") or "hybrid"
+        if mode not in MODES:
+            raise UsageError(f"`mode` must be one of {', '.join(MODES)}, not {mode!r}",
+                             fix='"mode": "hybrid" (vectors + BM25), "bm25" or "vector"')
+        kinds = strs("kind", "kinds")
+        if set(kinds) - set(KINDS):
+            raise UsageError(f"unknown kind {sorted(set(kinds) - set(KINDS))}: kinds are "
+                             + ", ".join(KINDS), fix='e.g. "kind": ["card"]')
         return cls(text=text, concepts=strs("concepts"), relations=tuple(
             r.upper() for r in strs("relations", "rel")), depth=integer("depth"),
             from_nodes=strs("from_nodes"), top_k=integer("top_k"),
             namespaces=strs("namespace", "namespaces"), types=strs("type", "types"),
-            tags=strs("tag", "tags"), kinds=strs("kind", "kinds"), as_of=as_of,
-            mode=str(obj.get("mode") or "hybrid"),
+            tags=strs("tag", "tags"), kinds=kinds, as_of=as_of, mode=str(mode),
             all_namespaces=bool(obj.get("all_namespaces")))
 
 
@@ -107,6 +118,9 @@ class RecallSettings:
     context_weight: float = 0.5  # share of a turn's dense score read with the turn before it
     session_bm25_weight: float = 0.4  # a note's BM25 evidence over all its units
     date_weight: float = 0.3  # notes dated on a day or month the query names
+    time_weight: float = 0.1  # a time question: turns that say when gain this (fused 0–1)
+    expand_exclude: tuple[str, ...] = ()  # relation types a free-text search does not follow
+    diversify: bool = True  # a search gives each session that adds something new a slot
     complete_scores: bool = True  # score every candidate on both sides (see retrieval.complete_rankings)
 
     @classmethod
@@ -118,31 +132,42 @@ class RecallSettings:
                    default_namespace=config.get("vault", "default_namespace"),
                    fusion=r["fusion"], dense_weight=r["dense_weight"],
                    context_weight=r["context_weight"],
-                   session_bm25_weight=r["session_bm25_weight"], date_weight=r["date_weight"])
+                   session_bm25_weight=r["session_bm25_weight"], date_weight=r["date_weight"],
+                   time_weight=r["time_weight"], diversify=r["diversify"],
+                   expand_exclude=tuple(r["expand_exclude"]))
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
 
 
-_DATE_IN_QUERY_RE = re.compile(
+_DATE_IN_QUERY = (
     r"(?i)\b(?:(\d{1,2})\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
     r"(?:\s+(\d{1,2})(?:st|nd|rd|th)?)?(?:,?\s+(\d{4}))?\b|\b(\d{4})-(\d{2})(?:-(\d{2}))?\b")
 
 
-_ZH_DATE_IN_QUERY_RE = re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(?:(\d{1,2})\s*[日号]|份)?")
+_ZH_DATE_IN_QUERY = r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(?:(\d{1,2})\s*[日号]|份)?"
+
+
+@cache
+def _date_res() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return re.compile(_ZH_DATE_IN_QUERY), re.compile(_DATE_IN_QUERY)
 
 
 def dates_in_query(text: str) -> list[tuple[int | None, int, int | None]]:
     """(year, month, day) the query names ("in May 2023", "on 8 May", "2023-05-08",
     "4 月 29 日", "2026年5月", "五月份" is not read)."""
+    folded = (text or "").casefold()
+    if not any(c.isdigit() for c in folded) and not any(m[:3] in folded for m in _MONTHS):
+        return []  # nothing a date could be made of: the patterns are not even compiled
+    zh_re, date_re = _date_res()
     out = []
-    for m in _ZH_DATE_IN_QUERY_RE.finditer(text or ""):
+    for m in zh_re.finditer(text or ""):
         month = int(m.group(2))
         if 1 <= month <= 12 and (m.group(3) or m.group(1) or m.group(0).endswith("份")):
             out.append((int(m.group(1)) if m.group(1) else None, month,
                         int(m.group(3)) if m.group(3) else None))
-    for m in _DATE_IN_QUERY_RE.finditer(text or ""):
+    for m in date_re.finditer(text or ""):
         if m.group(2):
             month = [x[:3] for x in _MONTHS].index(m.group(2).lower()[:3]) + 1
             if m.group(2).lower() == "may" and not (m.group(1) or m.group(3) or m.group(4)):

@@ -25,14 +25,16 @@ def wants_current(text: str) -> bool:
 
 
 def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[str],
-         top_k: int, settings: RecallSettings, *, current: bool = False) -> list[Hit]:
+         top_k: int, settings: RecallSettings, *, current: bool = False,
+         listing: bool = False) -> list[Hit]:
     """The heuristic distance h = α·concept + β·relation + γ·depth for the hits that can be
     shown, their order (by score for a search, by h when navigating relations), then MMR.
 
     The order is a function of the query alone: the first k results are the same whatever
     `top_k` asks for (up to POOL; beyond, the pool grows with it). Cards whose every claim was
     superseded by a later card rank lower, and much lower when the question asks for the
-    current value."""
+    current value — as does a session whose value a later session replaced
+    (`superseded_sessions`). A search is diversified across sessions before MMR (`diversify`)."""
     import numpy as np
 
     # heuristic distance: for every hit when navigating (it orders them), else only for the
@@ -66,6 +68,8 @@ def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[s
         ranked = sorted(candidates, key=lambda h: (h.h, -h.score, h.node))
     else:
         ranked = sorted(candidates, key=lambda h: (-h.score, h.h, h.node))
+        if settings.diversify:
+            ranked = diversify(index, ranked, listing)
     return mmr(index, ranked, pool, settings.mmr_lambda)[:top_k]
 
 
@@ -88,6 +92,44 @@ def superseded_sessions(index: RecallIndex, hits: dict[int, Hit]) -> set[int]:
                 out |= {s for s, rel3, _ in index.neighbours(old_card, "out")
                         if rel3 == "EXTRACTED_FROM" and s in sessions and s != new_session}
     return out
+
+
+def sessions_of(index: RecallIndex, hit: Hit) -> frozenset[str]:
+    """The sessions a hit stands for: a session itself, else the sessions its claims came
+    from; a note that cites none stands for itself."""
+    unit = hit.units[0][0] if hit.units else int(index.node_unit[hit.node])
+    row = index.row(unit) if unit >= 0 else {}
+    if row.get("kind") == "session":
+        return frozenset({str(row.get("note"))})
+    if row.get("kind") == "entity":  # an entity page stands for the sessions of the facts shown
+        cited = {str(index.row(u).get("cites") or "").split("#", 1)[0].rsplit("/", 1)[-1]
+                 for u, score in hit.units if u >= 0 and score > 0}
+        cited.discard("")
+        return frozenset(cited) if cited else frozenset({f"node:{hit.node}"})
+    sources = [str(s).strip("[]").split("|")[0].split("#")[0]
+               for s in row.get("source_sessions") or []]
+    return frozenset(sources) if sources else frozenset({f"node:{hit.node}"})
+
+
+def diversify(index: RecallIndex, ranked: list[Hit], listing: bool) -> list[Hit]:
+    """Each session that adds something new gets a slot before a hit that repeats sessions
+    already shown: a hit whose sessions are all covered by hits above it moves below the
+    hits that bring a new one. For a list question ("what … all", "哪些") every hit is held to
+    that — the answer is spread over sessions; otherwise only a hit graph expansion added
+    (it earns a place by reaching a new session, not by restating its parent's) and an entity
+    page (its facts restate turns of the sessions it stands for)."""
+    covered: set[str] = set()
+    fresh: list[Hit] = []
+    repeats: list[Hit] = []
+    for hit in ranked:
+        sessions = sessions_of(index, hit)
+        held = listing or hit.depth > 0 or index.node_kind(hit.node) == "entity"
+        if held and sessions <= covered:
+            repeats.append(hit)
+            continue
+        covered |= sessions
+        fresh.append(hit)
+    return fresh + repeats
 
 
 def mmr(index: RecallIndex, ranked: list[Hit], k: int, lam: float) -> list[Hit]:

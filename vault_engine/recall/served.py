@@ -1,6 +1,7 @@
-"""What a reader is handed of a note or a trace (`show`, MCP `get` and `trace`): secrets a
-hand-written note still holds are masked for everyone; a session turn that reads as a prompt
-injection is withheld from an agent (the file keeps it, a person reads it there)."""
+"""What a reader is handed of a note or a trace (`show`, MCP `get`, `trace` and the note
+resources): secrets a hand-written note still holds are masked for everyone; a session turn
+that reads as a prompt injection is withheld from an agent (the file keeps it, a person reads
+it there)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from vault_engine.store.model import Note, Session
 from vault_engine.store.namespaces import Caller
 from vault_engine.store.serialize import note_dict
 from vault_engine.text.injection import is_injection
-from vault_engine.text.secrets import mask
+from vault_engine.text.secrets import mask, redact
 
 WITHHELD = "[withheld: this turn reads as a prompt injection; it is kept in the file, " \
            "never served to an agent]"
@@ -68,3 +69,14 @@ def served_trace(result: Any, caller: Caller) -> dict[str, Any]:
                 if is_injection(t.get("text") or ""):
                     t["text"] = WITHHELD
     return mask(data)  # type: ignore[no-any-return]
+
+
+def served_markdown(note: Note, text: str, caller: Caller) -> str:
+    """A note's file as a caller may be handed it (MCP `alaya://note/…`): secrets masked and,
+    for an agent, a session's turns that read as an injection withheld."""
+    if isinstance(note, Session) and not caller.is_owner:
+        anchors = injected_anchors(note)
+        if anchors:
+            head = text.split("\n")[:max(0, note.body_line - 1)]
+            text = "\n".join([*head, _withhold_body(note, anchors)])
+    return redact(text)

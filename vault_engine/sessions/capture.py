@@ -41,6 +41,8 @@ class CaptureStats:
     flushes: int = 0
     commits: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # "line N: why"
+    channel: str | None = None  # an agent transcript's own (claude-code, openclaw)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 def _state_dir(vault: Vault) -> Path:
@@ -62,9 +64,57 @@ def _save_checkpoint(vault: Vault, session: str, data: dict[str, Any]) -> None:
                  json.dumps(data).encode("utf-8"), durable=False)
 
 
-def _messages(data: bytes, stats: CaptureStats) -> tuple[list[dict[str, Any]], int]:
-    """Complete lines → messages; returns them and the byte offset after the last one."""
+def transcript_format(data: bytes) -> str | None:
+    """"claude-code" or "openclaw" when `data` is such an agent's transcript, else None
+    (JSONL messages)."""
+    from .formats import claude_code, openclaw
+    from .formats import detect_records as records
+
+    if data.lstrip()[:1] != b"{":
+        return None
+    sample = records(data)
+    if claude_code.looks_like(sample):
+        return "claude-code"
+    return "openclaw" if openclaw.looks_like(sample) else None
+
+
+def default_session(source: Path) -> str:
+    """The session id `capture` uses for a file: the transcript's own (what `ingest` gives
+    the same file), else the file's name."""
+    try:
+        with source.open("rb") as fh:
+            head = fh.read(1 << 20)
+    except OSError:
+        return source.stem
+    fmt = transcript_format(head)
+    if fmt is None:
+        return source.stem
+    data = source.read_bytes()
+    return _agent_session(fmt, data[:data.rfind(b"\n") + 1], str(source), final=True).id
+
+
+def _agent_session(fmt: str, data: bytes, source: str, *, final: bool) -> Any:
+    from .formats import claude_code, openclaw
+
+    parse = claude_code.parse if fmt == "claude-code" else openclaw.parse
+    return parse(data, source, final=final)
+
+
+def _messages(data: bytes, stats: CaptureStats,
+              final: bool = True) -> tuple[list[dict[str, Any]], int]:
+    """Complete lines → messages; returns them and the byte offset after the last one. An
+    agent's transcript (Claude Code, OpenClaw) is read in its own format; `final=False`
+    holds its last turn back while it may still grow."""
     end = data.rfind(b"\n") + 1
+    fmt = transcript_format(data[:end])
+    if fmt is not None:
+        from vault_engine.store.frontmatter import format_datetime
+
+        parsed = _agent_session(fmt, data[:end], "transcript", final=final)
+        stats.channel, stats.metadata = parsed.channel, parsed.metadata
+        return [{"role": t.role, "content": t.content, "name": t.name, "id": t.turn_id,
+                 "timestamp": format_datetime(t.timestamp) if t.timestamp else None}
+                for t in parsed.turns], end
     out = []
     for n, line in enumerate(data[:end].split(b"\n"), 1):
         if not line.strip():
@@ -91,7 +141,9 @@ def _flush(vault: Vault, session: str, messages: list[dict[str, Any]],
 
     if not messages:
         return
-    obj = {"id": session, **meta, "turns": messages}
+    obj = {"id": session, **({"channel": stats.channel} if stats.channel else {}),
+           **({"metadata": stats.metadata} if stats.metadata else {}), **meta,
+           "turns": messages}
     try:
         reports, sha = ingest(vault, [(f"{session}.json", json.dumps(obj).encode("utf-8"))],
                               redact=redact)
@@ -127,7 +179,7 @@ def capture_file(vault: Vault, source: Path, session: str, *, follow: bool = Fal
         stats.turns = stats.turns or int(point.get("turns") or 0)
         end = data.rfind(b"\n") + 1
         if point.get("source") != str(source) or point.get("offset") != end:
-            messages, end = _messages(data, stats)
+            messages, end = _messages(data, stats, final=not follow)
             if len(messages) != point.get("turns"):
                 before = stats.appended
                 _flush(vault, session, messages, stats, meta or {}, redact)
@@ -136,9 +188,16 @@ def capture_file(vault: Vault, source: Path, session: str, *, follow: bool = Fal
             _save_checkpoint(vault, session, {"source": str(source), "offset": end,
                                               "turns": len(messages)})
             last_change = time.monotonic()
-        if not follow or should_stop():
+        if not follow:
             return stats
-        if idle_s is not None and time.monotonic() - last_change > idle_s:
+        if should_stop() or (idle_s is not None and time.monotonic() - last_change > idle_s):
+            # the turn held back while the transcript could still grow is complete now
+            messages, _ = _messages(data, stats, final=True)
+            if len(messages) > int(_checkpoint(vault, session).get("turns") or 0):
+                before = stats.appended
+                _flush(vault, session, messages, stats, meta or {}, redact)
+                if on_flush and stats.appended > before:
+                    on_flush(stats)
             return stats
         time.sleep(poll_s)
 

@@ -1,12 +1,8 @@
 """`alaya ingest`: session files in, session notes out (seed 000 §3.1, seed 004 L0).
 
-Accepted inputs:
-- the session JSON of seed 000: `{id, timestamp (ms), channel, agent, turns: [{role, content,
-  timestamp, name?, id?, tool_calls?}], metadata}`;
-- JSONL of messages (seed 004): one `{id, role, content, timestamp, sessionKey}` per line,
-  grouped into one session per `sessionKey`;
-- a plain markdown or text transcript: `Speaker: text` lines (or `**Speaker**: text`,
-  `### Speaker` headings), continuation lines belong to the turn above.
+Accepted inputs (vault_engine/sessions/formats/, detected or named with `--format`): the
+session JSON of seed 000, JSONL messages (seed 004), text transcripts, Claude Code
+transcripts, ChatGPT and Claude.ai exports, OpenClaw session files.
 
 Every session becomes `sessions/YYYY-MM/<session-id>.md` — each turn a callout with its block
 anchor `^tN` — and the raw input is kept beside it, unchanged. Re-ingesting the same session
@@ -16,244 +12,24 @@ Input is validated completely before anything is written; a failure writes nothi
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import hashlib
-import json
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vault_engine.errors import AlayaError, UsageError
+from vault_engine.errors import UsageError
 from vault_engine.primitives import now
 from vault_engine.store.frontmatter import NoteText, format_datetime, new_note_text
-from vault_engine.store.ids import is_valid_id, slug
-from vault_engine.store.notes import parse_turns, to_datetime
+from vault_engine.store.notes import parse_turns
 from vault_engine.store.vault import Vault
 
+from .formats import FORMATS, IngestError, SessionIn, TurnIn, parse_input
+
 MAX_TURN_CHARS = 20_000  # longer turns are cut in the note (the raw file keeps everything)
-ROLES = {"user", "assistant", "system", "tool", "human", "ai", "bot", "agent", "developer"}
-
-
-class IngestError(AlayaError):
-    """The input cannot be ingested (malformed, truncated, inconsistent)."""
-
-
-@dataclass(frozen=True)
-class TurnIn:
-    role: str
-    content: str
-    timestamp: dt.datetime | None = None
-    name: str | None = None
-    turn_id: str | None = None
-    tool_calls: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class SessionIn:
-    """A parsed session, before it is written."""
-
-    id: str
-    turns: tuple[TurnIn, ...]
-    started: dt.datetime | None
-    channel: str | None = None
-    agent: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    raw: bytes = b""
-    raw_ext: str = ".json"
-    source: str = ""
-
-
-def _session_id(value: Any, fallback: str) -> str:
-    text = str(value).strip() if value not in (None, "") else fallback
-    if is_valid_id(text):
-        return text
-    return "session-" + slug(text)[:80]
-
-
-def _timestamp(value: Any) -> dt.datetime | None:
-    return to_datetime(value)
-
-
-def _content(value: Any) -> str:
-    """OpenAI-style content may be a string or a list of parts."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        parts = []
-        for p in value:
-            if isinstance(p, dict):
-                parts.append(str(p.get("text") or p.get("content") or ""))
-            else:
-                parts.append(str(p))
-        return "\n".join(x for x in parts if x)
-    return str(value)
-
-
-def _tool_calls(value: Any) -> tuple[str, ...]:
-    out = []
-    for call in value if isinstance(value, list) else []:
-        if isinstance(call, dict):
-            fn = call["function"] if isinstance(call.get("function"), dict) else call
-            out.append(str(fn.get("name") or call.get("type") or "tool"))
-    return tuple(out)
-
-
-def _turn(obj: Any, where: str) -> TurnIn:
-    if not isinstance(obj, dict):
-        raise IngestError(f"{where}: a turn must be an object with role and content",
-                          fix='write turns as {"role": "user", "content": "…"}')
-    role = str(obj.get("role") or obj.get("speaker") or "").strip()
-    if not role:
-        raise IngestError(f"{where}: the turn has no `role`", fix='add "role": "user" or "assistant"')
-    content = _content(obj.get("content", obj.get("text")))
-    name = obj.get("name") or obj.get("speaker_name")
-    if role.lower() not in ROLES and not name:  # {"speaker": "Caroline"} style
-        name, role = role, "user"
-    return TurnIn(role=role.lower(), content=content, timestamp=_timestamp(obj.get("timestamp")),
-                  name=str(name) if name else None,
-                  turn_id=str(obj["id"]) if obj.get("id") is not None else None,
-                  tool_calls=_tool_calls(obj.get("tool_calls")))
-
-
-def parse_session_json(data: bytes, source: str) -> SessionIn:
-    try:
-        obj = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise IngestError(f"{source}: not UTF-8 text (byte {exc.start})",
-                          fix="save the file as UTF-8") from None
-    except json.JSONDecodeError as exc:
-        raise IngestError(f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: "
-                          f"{exc.msg}", path=source, line=exc.lineno,
-                          fix="fix the JSON (a truncated file cannot be ingested)") from None
-    if not isinstance(obj, dict) or not isinstance(obj.get("turns"), list):
-        raise IngestError(f"{source}: expected a session object with a `turns` list",
-                          fix='see docs/ingest.md for the format: {"id": …, "turns": [ … ]}')
-    turns = tuple(_turn(t, f"{source}: turns[{i}]") for i, t in enumerate(obj["turns"]))
-    agent = obj.get("agent")
-    if agent:  # the assistant speaks as the agent
-        turns = tuple(dataclasses.replace(t, name=str(agent)) if t.role == "assistant"
-                      and not t.name else t for t in turns)
-    fallback = "session-" + hashlib.sha256(data).hexdigest()[:12]
-    started = _timestamp(obj.get("timestamp")) or next(
-        (t.timestamp for t in turns if t.timestamp), None)
-    meta: dict[str, Any] = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
-    return SessionIn(id=_session_id(obj.get("id"), fallback), turns=turns, started=started,
-                     channel=obj.get("channel"), agent=obj.get("agent"), metadata=dict(meta),
-                     raw=data, raw_ext=".json", source=source)
-
-
-def parse_jsonl(data: bytes, source: str) -> list[SessionIn]:
-    text = data.decode("utf-8", errors="strict")
-    groups: dict[str, list[tuple[int, dict[str, Any], str]]] = {}
-    lines = text.splitlines(keepends=True)
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            last = n == len(lines) and not line.endswith("\n")
-            raise IngestError(
-                f"{source}: line {n} is not valid JSON ({exc.msg})"
-                + (" — the file looks truncated mid-line" if last else ""),
-                path=source, line=n,
-                fix="repair or remove that line; nothing was ingested") from None
-        if not isinstance(obj, dict):
-            raise IngestError(f"{source}: line {n} is not a JSON object", path=source, line=n,
-                              fix='one {"role", "content", "timestamp", "sessionKey"} per line')
-        key = str(obj.get("sessionKey") or obj.get("session_id") or obj.get("session") or "default")
-        groups.setdefault(key, []).append((n, obj, line))
-    sessions = []
-    for key, rows in groups.items():
-        turns = tuple(_turn(obj, f"{source}: line {n}") for n, obj, _ in rows)
-        raw = "".join(line if line.endswith("\n") else line + "\n" for _, _, line in rows)
-        started = min((t.timestamp for t in turns if t.timestamp), default=None)
-        sessions.append(SessionIn(id=_session_id(key, key), turns=turns, started=started,
-                                  raw=raw.encode("utf-8"), raw_ext=".jsonl", source=source))
-    return sessions
-
-
-_SPEAKER_RE = re.compile(
-    r"^\s*(?:[-*]\s+)?(?:\*\*(?P<b>[^*]{1,40})\*\*|(?P<p>[A-Za-z\u4e00-\u9fff][\w .'\u4e00-\u9fff-]{0,39}?))"
-    r"\s*(?:\((?P<when>[^)]{4,40})\))?\s*[:：]\s?(?P<text>.*)$")
-_HEADING_SPEAKER_RE = re.compile(r"^#{2,4}\s+(?P<name>[^\n]{1,40})$")
-
-
-def parse_transcript(data: bytes, source: str) -> SessionIn:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise IngestError(f"{source}: not UTF-8 text (byte {exc.start})",
-                          fix="save the transcript as UTF-8") from None
-    turns: list[TurnIn] = []
-    current: list[str] = []
-    speaker: str | None = None
-    when: dt.datetime | None = None
-
-    def flush() -> None:
-        if speaker is not None and "\n".join(current).strip():
-            role = speaker.lower() if speaker.lower() in ROLES else "user"
-            name = None if speaker.lower() in ROLES else speaker
-            turns.append(TurnIn(role=_role_of(role), content="\n".join(current).strip(),
-                                timestamp=when, name=name))
-
-    for line in text.splitlines():
-        hm = _HEADING_SPEAKER_RE.match(line)
-        sm = _SPEAKER_RE.match(line) if not hm else None
-        if hm or (sm and (sm.group("b") or sm.group("p"))):
-            flush()
-            if hm:
-                speaker, when, current = hm.group("name").strip(), None, []
-            else:
-                assert sm is not None
-                speaker = (sm.group("b") or sm.group("p")).strip()
-                when = to_datetime(sm.group("when")) if sm.group("when") else None
-                current = [sm.group("text")]
-            continue
-        current.append(line)
-    flush()
-    if not turns:
-        raise IngestError(f"{source}: no turns found in the transcript",
-                          fix="write one turn per `Speaker: text` line (or a `### Speaker` heading)")
-    stem = Path(source).stem if source not in ("-", "<stdin>") else "transcript"
-    sid = _session_id(stem, stem) if stem.startswith("session") else \
-        "session-" + slug(stem)[:40] + "-" + hashlib.sha256(data).hexdigest()[:8]
-    ext = Path(source).suffix if Path(source).suffix in (".md", ".txt") else ".txt"
-    return SessionIn(id=sid, turns=tuple(turns), started=next((t.timestamp for t in turns
-                                                                 if t.timestamp), None),
-                     raw=data, raw_ext=ext + ".raw" if ext == ".md" else ext, source=source)
-
-
-def _role_of(role: str) -> str:
-    return {"human": "user", "ai": "assistant", "bot": "assistant"}.get(role, role)
-
-
-def parse_input(data: bytes, source: str) -> list[SessionIn]:
-    """Detect the format (JSON session, JSONL messages, text transcript) and parse it."""
-    head = data.lstrip()[:1]
-    if not data.strip():
-        raise IngestError(f"{source}: the input is empty", fix="pass a session file")
-    if b"\x00" in data[:8192]:
-        raise IngestError(f"{source}: binary data, not a session",
-                          fix="pass a session JSON, JSONL or text transcript")
-    if head == b"{":
-        first_line = data.lstrip().split(b"\n", 1)[0].strip()
-        try:
-            one = json.loads(first_line)
-        except ValueError:
-            one = None
-        if isinstance(one, dict) and "turns" not in one and ("role" in one or "content" in one):
-            return parse_jsonl(data, source)
-        return [parse_session_json(data, source)]
-    if head == b"[":
-        raise IngestError(f"{source}: a bare JSON list is ambiguous",
-                          fix='wrap it as {"id": "…", "turns": [ … ]} or write JSONL')
-    return [parse_transcript(data, source)]
+__all__ = ["FORMATS", "IngestError", "IngestReport", "SessionIn", "TurnIn", "ingest",
+           "parse_input", "read_inputs"]
 
 
 # -- rendering -----------------------------------------------------------------------------
@@ -294,11 +70,26 @@ def render_turn(index: int, turn: TurnIn, fallback_time: dt.datetime | None,
     when = turn.timestamp or fallback_time
     speaker = (turn.name or turn.role).replace("·", "-")
     head = f"> [!{turn.role}] t{index} · {turn.role} · {speaker}"
-    if when or turn.turn_id:
+    dates = turn_dates(turn.content, when, tz)
+    if when or turn.turn_id or dates:
         head += f" · {shown_time(when, tz) if when else '-'}"
     if turn.turn_id:
         head += f" · id {turn.turn_id.replace('·', '-')}"
+    if dates:
+        head += " · dates: " + "; ".join(f"{said} = {day}" for said, day in dates)
     return f"{head}\n{_quote(turn_note_text(turn))}\n\n^t{index}\n\n"
+
+
+def turn_dates(text: str, when: dt.datetime | None,
+               tz: dt.tzinfo | None) -> list[tuple[str, str]]:
+    """The relative dates a turn names ("yesterday", "上周六", "two weeks ago"), made absolute
+    against when it was said in the vault's zone, for the turn's header: the note then says
+    which day was meant, for a person, an agent and recall alike (docs/vault-format.md)."""
+    if when is None or not text:
+        return []
+    from vault_engine.text.when import relative_dates
+
+    return relative_dates(text, when, tz)
 
 
 def session_paths(session: SessionIn) -> tuple[str, str]:
@@ -327,7 +118,7 @@ def render_session(session: SessionIn, note_rel: str, raw_rel: str,
         # turns addressed to the memory or the model: kept as said, never obeyed
         "injection_turns": injection_turns(session.turns) or None,
     }
-    for key in ("duration_ms", "model", "tokens"):
+    for key in ("duration_ms", "model", "tokens", "topic", "cwd", "git_branch"):
         if key in session.metadata:
             meta[key] = session.metadata[key]
     body = "".join(render_turn(i, t, session.started, tz) for i, t in enumerate(session.turns, 1))
@@ -441,8 +232,9 @@ def read_inputs(paths: Sequence[str], stdin: bytes | None = None) -> list[tuple[
 
 
 def ingest(vault: Vault, inputs: Iterable[tuple[str, bytes]], *, commit: bool = True,
-           redact: bool = True) -> tuple[list[IngestReport], str | None]:
+           redact: bool = True, fmt: str | None = None) -> tuple[list[IngestReport], str | None]:
     """Parse every input first (all or nothing), then write the sessions in one commit.
+    `fmt`: the format of every input (formats.FORMATS); None detects each one's.
 
     `redact` (the default): every secret in the input — API keys, tokens, private keys,
     passwords, in English or Chinese phrasing — is replaced before anything is written, in
@@ -453,7 +245,7 @@ def ingest(vault: Vault, inputs: Iterable[tuple[str, bytes]], *, commit: bool = 
             from vault_engine.text.secrets import redact_input
 
             data = redact_input(data)
-        sessions.extend(parse_input(data, source))
+        sessions.extend(parse_input(data, source, fmt))
     ids = [s.id for s in sessions]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:

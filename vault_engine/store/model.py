@@ -111,6 +111,8 @@ class Turn:
     text: str
     line: int
     source_id: str | None = None  # the turn's id in the raw input (e.g. "m17", "D3:5")
+    # relative dates the turn names, made absolute at ingest: (("yesterday", "2023-05-07"), …)
+    dates: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -236,12 +236,28 @@ def parse_turns(body: str, first_line: int) -> tuple[Turn, ...]:
         role = parts[1] if len(parts) > 1 else m.group("callout")
         name = parts[2] if len(parts) > 2 and parts[2] and parts[2] != role else None
         when = to_datetime(parts[3]) if len(parts) > 3 else None
-        source_id = parts[4].removeprefix("id ").strip() if len(parts) > 4 else None
+        source_id = None
+        dates: tuple[tuple[str, str], ...] = ()
+        for part in parts[4:]:  # each by its prefix: "id D1:3", "dates: yesterday = 2023-05-07"
+            if part.startswith("dates:"):
+                dates = _turn_dates(part[6:])
+            elif source_id is None:
+                source_id = part.removeprefix("id ").strip()
         index = int(anchor[1:]) if anchor[1:].isdigit() else len(turns) + 1
         turns.append(Turn(anchor=anchor, index=index, role=role, name=name, timestamp=when,
                           text="\n".join(content), line=first_line + head_line,
-                          source_id=source_id or None))
+                          source_id=source_id or None, dates=dates))
     return tuple(turns)
+
+
+def _turn_dates(text: str) -> tuple[tuple[str, str], ...]:
+    """`yesterday = 2023-05-07; 上周六 = 2023-05-06` → (("yesterday", "2023-05-07"), …)."""
+    out = []
+    for item in text.split(";"):
+        said, sep, day = item.partition("=")
+        if sep and said.strip() and day.strip():
+            out.append((said.strip(), day.strip()))
+    return tuple(out)
 
 
 def parse_note(rel: str, text: str, *, check: str | None = None) -> Note:

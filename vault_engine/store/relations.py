@@ -100,20 +100,25 @@ def relation_similarity(a: str, b: str) -> float:
     return 0.9 if symmetric or ca[1] == cb[1] else 0.5
 
 
-_QUERY_CUES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"(?i)\b(why|cause[sd]?|because|reason|root|due to|led to)\b|为什么|原因"),
+_QUERY_CUES: tuple[tuple[str, str], ...] = (  # compiled on first use (recall's import path)
+    (r"(?i)\b(why|cause[sd]?|because|reason|root|due to|led to)\b|为什么|原因",
      "CAUSED_BY"),
-    (re.compile(r"(?i)\b(then|after|next|later|before|when|timeline|sequence)\b|之后|然后"),
+    (r"(?i)\b(then|after|next|later|before|when|timeline|sequence)\b|之后|然后",
      "TEMPORAL_NEXT"),
-    (re.compile(r"(?i)\b(depend\w*|require\w*|need\w*|prerequisite)\b|依赖|需要"), "DEPENDS_ON"),
-    (re.compile(r"(?i)\b(similar|like|same as|alternative)\b|类似"), "SIMILAR_TO"),
-    (re.compile(r"(?i)\b(conflict\w*|contradict\w*|disagree\w*|versus|vs)\b|矛盾|冲突"),
+    (r"(?i)\b(depend\w*|require\w*|need\w*|prerequisite)\b|依赖|需要", "DEPENDS_ON"),
+    (r"(?i)\b(similar|like|same as|alternative)\b|类似", "SIMILAR_TO"),
+    (r"(?i)\b(conflict\w*|contradict\w*|disagree\w*|versus|vs)\b|矛盾|冲突",
      "CONTRADICTS"),
-    (re.compile(r"(?i)\b(replac\w*|supersed\w*|instead|deprecated)\b|替代"), "SUPERSEDES"),
+    (r"(?i)\b(replac\w*|supersed\w*|instead|deprecated)\b|替代", "SUPERSEDES"),
 )
 
 
 def query_relations(text: str) -> list[str]:
     """Relation types a free-text query hints at ("why …" → CAUSED_BY), for ranking the
     `explorable` paths when the agent named none."""
-    return [rel for pattern, rel in _QUERY_CUES if pattern.search(text or "")]
+    return [rel for pattern, rel in _query_cues() if pattern.search(text or "")]
+
+
+@lru_cache(maxsize=1)
+def _query_cues() -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(p), rel) for p, rel in _QUERY_CUES)

@@ -123,6 +123,65 @@ def find_entities(text: str) -> list[Entity]:
     return out
 
 
+# Parts of a system people name in lower case ("the connection pool", "the renewal job", "the
+# auth endpoint", 连接池, 支付服务): a head noun of ops and software, with one modifier.
+COMPONENT_HEADS_EN = frozenset("""pool queue endpoint job service server cluster database replica
+cache bucket certificate cert exporter importer pipeline gateway worker proxy balancer broker
+stream consumer producer cron index table disk volume backup api app tier token policy
+dashboard scheduler daemon runner registry repository repo bot webhook""".split())
+_NOT_MODIFIERS = frozenset("""the a an our their my your his her its this that these those new
+old same other every each first last next main big small whole entire current whole any some
+no all both one two three which what failed broken bad good own whose same such only more
+most many few late early real actual default extra awesome great amazing nice cool fantastic
+wonderful dream perfect excellent fun hard tough easy full-time part-time day night""".split())
+_COMPONENT_EN_RE = re.compile(
+    r"(?i)\b([a-z][a-z0-9-]{1,})\s+(" + "|".join(sorted(COMPONENT_HEADS_EN, key=len,
+                                                        reverse=True)) + r")(e?s)?\b")
+COMPONENT_HEADS_ZH = ("连接池", "数据库", "存储桶", "负载均衡", "队列", "服务", "集群", "网关", "证书",
+                      "节点", "缓存", "接口", "实例", "副本", "主库", "从库", "容器", "磁盘", "脚本",
+                      "索引", "令牌", "定时任务", "任务", "机器人")
+
+
+def find_components(text: str) -> list[str]:
+    """System parts named in lower case, each once, in one form: "connection pool", "renewal
+    job", "auth endpoint", "email worker" (plural folded), 连接池, 支付服务, 证书续期任务."""
+    from vault_engine.text.tokens import _stopwords
+
+    stop = _stopwords()
+    out: list[str] = []
+    for m in _COMPONENT_EN_RE.finditer(text):
+        modifier, head = m.group(1).lower(), m.group(2).lower()
+        if modifier in _NOT_MODIFIERS or modifier in stop or modifier.endswith(("ly", "ing", "ed"))\
+                or modifier in COMPONENT_HEADS_EN or m.group(1)[0].isupper() \
+                and m.start() > 0 and not re.search(r"[.!?]\s*$", text[:m.start()]):
+            continue  # "Redis cache": the system is the entity, not its cache
+        name = f"{modifier} {head}"
+        if name not in out:
+            out.append(name)
+    if re.search(r"[\u4e00-\u9fff]", text):
+        from vault_engine.text.words import han_words
+
+        for run in re.findall(r"[\u4e00-\u9fff]+", text):
+            words = han_words(run)
+            for i, word in enumerate(words):
+                head = next((h for h in COMPONENT_HEADS_ZH if word.endswith(h)), None)
+                if head is None:
+                    continue
+                if len(word) >= 3 and (len(word) > len(head) or len(head) >= 3):
+                    name = word  # 连接池, 数据库, 支付服务器: a term of its own
+                elif i > 0 and len(words[i - 1]) >= 2 and words[i - 1] not in _ZH_NOT_MODIFIERS:
+                    name = words[i - 1] + word
+                else:
+                    continue
+                if name not in out:
+                    out.append(name)
+    return out
+
+
+_ZH_NOT_MODIFIERS = frozenset("""这个 那个 一个 我们 你们 他们 所有 整个 新的 旧的 这些 那些 每个 其他
+相关 对应 现在 目前 已经 还是 就是 一下 没有 可以 需要 应该 如果 因为 所以 然后 这边 那边""".split())
+
+
 def normalise_terms(text: str) -> str:
     """`text` with every alias written as its one name, so two spellings of one thing share
     their words (used to compare claims: "PG 16 升级" and "Postgres 16 upgrade")."""

@@ -108,11 +108,28 @@ _DIRECTIVE: tuple[re.Pattern[str], ...] = (
 )
 
 
+# Every phrasing above needs spaces or Chinese; the few that need neither are markers. A run of
+# this many printable ASCII characters without a space (a base64 image, a minified bundle,
+# padding) is read only when it holds a marker, so a huge turn costs one pass over it.
+_ASCII_BLOB = re.compile(r"[!-~]{4096,}")
+_BLOB_MARKERS = ("jailbreak", "<|im_", "[inst]", "[/inst]", "<system>", "</system>",
+                 "<assistant>", "</assistant>")
+
+
+def _readable(text: str) -> str:
+    if len(text) < 4096:
+        return text
+    return _ASCII_BLOB.sub(
+        lambda m: m.group(0) if any(k in m.group(0).lower() for k in _BLOB_MARKERS) else " ",
+        text)
+
+
 def injection_reason(text: str) -> str | None:
     """Why `text` reads as an instruction to the memory or the model ("prompt injection:
     override — 'ignore all previous instructions'"), or None."""
     if not text:
         return None
+    text = _readable(text)
     for kind, pattern in (*_EN, *_ZH):
         m = pattern.search(text)
         if m:

@@ -183,16 +183,60 @@ def _library_hits(text: str) -> Iterator[SecretHit]:
                 yield SecretHit(kind, start, end)
 
 
+# A run of this many characters without a space is a blob (a pasted base64 image, a minified
+# bundle, padding), not prose. Inside one, only the stretches around a credential marker are
+# scanned, so a 50 MB session costs a few substring searches over its blobs instead of every
+# pattern at every offset.
+_BLOB_RUN = 4096
+_BLOB_RE = re.compile(rf"\S{{{_BLOB_RUN},}}")
+_MARKERS = ("pass", "pwd", "secret", "key", "token", "auth", "credential", "bearer", "basic",
+            "sk-", "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat", "glpat",
+            "xox", "eyj", "begin", "://", "aiza", "_live_", "_test_", "密码", "口令", "密钥",
+            "秘钥", "私钥", "令牌", "凭据", "凭证")
+_WINDOW = 2048
+
+
+def _segments(text: str) -> list[tuple[int, int]]:
+    """The spans of `text` worth scanning: all of it but the parts of its blobs far from any
+    credential marker."""
+    if len(text) < _BLOB_RUN or not _BLOB_RE.search(text):
+        return [(0, len(text))]
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for blob in _BLOB_RE.finditer(text):
+        start, end = blob.span()
+        spans.append((pos, start))
+        lowered = text[start:end].lower()
+        for marker in _MARKERS:
+            at = lowered.find(marker)
+            while at >= 0:
+                spans.append((start + max(0, at - _WINDOW),
+                              start + min(end - start, at + len(marker) + _WINDOW)))
+                at = lowered.find(marker, at + len(marker) + _WINDOW)
+        pos = end
+    spans.append((pos, len(text)))
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(s for s in spans if s[1] > s[0]):
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
 def find_secrets(text: str) -> list[SecretHit]:
     """Every secret in `text`, as non-overlapping spans (our rules win an overlap: they know
     where a value ends)."""
     if not text or not _TRIGGER.search(text):
         return []
     hits: list[SecretHit] = []
-    for hit in (*_own_hits(text), *_library_hits(text)):
-        if any(h.start < hit.end and hit.start < h.end for h in hits):
-            continue
-        hits.append(hit)
+    for lo, hi in _segments(text):
+        part = text if (lo, hi) == (0, len(text)) else text[lo:hi]
+        for hit in (*_own_hits(part), *_library_hits(part)):
+            hit = SecretHit(hit.kind, hit.start + lo, hit.end + lo)
+            if any(h.start < hit.end and hit.start < h.end for h in hits):
+                continue
+            hits.append(hit)
     return sorted(hits, key=lambda h: h.start)
 
 
@@ -237,7 +281,19 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def _values(strings: Iterator[str]) -> set[str]:
-    return {s[h.start:h.end] for s in strings for h in find_secrets(s)}
+    return set(_found(strings))
+
+
+def _found(strings: Iterator[str]) -> dict[str, str]:
+    """Every secret value in `strings`, with its kind — one scan of each string."""
+    return {s[h.start:h.end]: h.kind for s in strings for h in find_secrets(s)}
+
+
+def _survives(document: str, values: set[str]) -> bool:
+    """Does any of `values` still occur in a string of the JSON `document`?"""
+    if not values:
+        return False
+    return any(v in s for s in _strings(json.loads(document)) for v in values)
 
 
 def _replace_values(text: str, values: set[str], kinds: dict[str, str]) -> str:
@@ -252,9 +308,6 @@ def _replace_values(text: str, values: set[str], kinds: dict[str, str]) -> str:
     return text
 
 
-def _kinds(strings: list[str]) -> dict[str, str]:
-    return {s[h.start:h.end]: h.kind for s in strings for h in find_secrets(s)}
-
 
 def redact_input(data: bytes) -> bytes:
     """A session input (JSON, JSONL or a text transcript) with every secret replaced, in its
@@ -267,16 +320,16 @@ def redact_input(data: bytes) -> bytes:
     except UnicodeDecodeError:
         return data  # not text: ingest refuses it with its own error
     stripped = text.lstrip()
-    if stripped.startswith("{"):
+    if stripped.startswith(("{", "[")):  # a JSON document (an export is an array) or JSONL
         try:
             obj = json.loads(text)
         except ValueError:
             obj = None
         if obj is not None:
-            strings = list(_strings(obj))
-            out = _replace_values(text, _values(iter(strings)), _kinds(strings))
+            found = _found(_strings(obj))
+            out = _replace_values(text, set(found), found)
             try:
-                if not _values(_strings(json.loads(out))):
+                if not _survives(out, set(found)):
                     return out.encode("utf-8")
             except ValueError:
                 pass
@@ -292,10 +345,10 @@ def redact_input(data: bytes) -> bytes:
             if row is None:
                 out_lines.append(line)
                 continue
-            strings = list(_strings(row))
-            new = _replace_values(line, _values(iter(strings)), _kinds(strings))
+            found = _found(_strings(row))
+            new = _replace_values(line, set(found), found)
             try:
-                clean = not _values(_strings(json.loads(new)))
+                clean = not _survives(new, set(found))
             except ValueError:
                 clean = False
             out_lines.append(new if clean else json.dumps(mask(row), ensure_ascii=False)

@@ -51,6 +51,10 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         rf"(?:\s*{_ZH_TIME})?")),
     ("zh_rel_day", re.compile(rf"(大前天|前天|昨天|昨晚|昨夜|今天|今晚|今早|今夜|明天|明早|明晚|后天|大后天)"
                               rf"(?:\s*{_ZH_TIME})?")),
+    ("zh_ago", re.compile(rf"({NUM}|半)\s*(天|日|周|个?星期|个?礼拜|个?月|年)\s*(?:前|以前|之前)")),
+    ("en_ago", re.compile(
+        r"(?i)\b(a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d{1,2}|"
+        r"(?:a\s+)?couple\s+(?:of\s+)?)\s*(day|night|week|weekend|month|year)s?\s+ago\b")),
     ("zh_month", re.compile(rf"(?:(下|上|这|本)个月|({NUM})\s*月份?(?!\s*{NUM}\s*[日号]))")),
     ("zh_week", re.compile(r"(下下|下|上|这|本)(?:个)?(?:周|星期|礼拜)(?![一二三四五六日天末])")),
     ("quarter", re.compile(r"(?i)(下|上|这|本)(?:个)?季度|\b(last|next|this|coming)\s+quarter\b")),
@@ -307,6 +311,8 @@ def _resolve(kind: str, m: re.Match[str], local: dt.datetime, text: str,
                    "今晚": 0, "今早": 0, "今夜": 0, "明天": 1, "明早": 1, "明晚": 1, "后天": 2,
                    "大后天": 3}
         return out(today + dt.timedelta(days=offsets[m.group(1)]))
+    if kind in ("zh_ago", "en_ago"):
+        return _ago(phrase, a, b, m.group(1), m.group(2), today, tz)
     if kind == "zh_month":
         if m.group(1):
             rel = {"下": 1, "上": -1, "这": 0, "本": 0}[m.group(1)]
@@ -404,6 +410,84 @@ def _resolve(kind: str, m: re.Match[str], local: dt.datetime, text: str,
         found = out(today)
         return replace(found, inferred=True) if found else None
     return None
+
+
+_EN_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+              "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+
+
+def _ago(phrase: str, a: int, b: int, count: str, unit: str, today: dt.date,
+         tz: dt.tzinfo) -> TimeMention | None:
+    """"three days ago", "two weekends ago", "a couple of months ago", "两周前", "半年前": the
+    day, week, month or year that far back from when it was said."""
+    word = count.strip().lower()
+    half = word == "半"
+    n = 2 if word.startswith(("couple", "a couple")) else _EN_COUNTS.get(word) or (
+        0 if half else cn_number(word))
+    if not n and not half:
+        return None
+    unit = unit.lower().lstrip("个")
+    if unit in ("day", "night", "天", "日"):
+        return TimeMention(phrase, a, b, _at(today - dt.timedelta(days=n), tz, None))
+    if unit in ("week", "weekend", "周", "星期", "礼拜"):
+        start = _week_start(today, -n)
+        return TimeMention(phrase, a, b, _at(start, tz, None),
+                           _at(start + dt.timedelta(days=6), tz, None), "week")
+    if unit in ("month", "月"):
+        if half:
+            return TimeMention(phrase, a, b, _at(today - dt.timedelta(days=15), tz, None))
+        idx = today.month - 1 - n
+        return TimeMention(phrase, a, b, _at(dt.date(today.year + idx // 12, idx % 12 + 1, 1),
+                                             tz, None), granularity="month")
+    if half:
+        idx = today.month - 1 - 6
+        return TimeMention(phrase, a, b, _at(dt.date(today.year + idx // 12, idx % 12 + 1, 1),
+                                             tz, None), granularity="month")
+    return TimeMention(phrase, a, b, _at(dt.date(today.year - n, 1, 1), tz, None),
+                       granularity="year")
+
+
+def as_said(mention: TimeMention, tz: dt.tzinfo) -> str | None:
+    """A resolved mention as a day people read: `2023-05-07`, `week of 2023-05-01`,
+    `2023-04`, `2022` — in the vault's zone; None for a recurring one."""
+    if mention.when is None or mention.recurring:
+        return None
+    start = mention.when.astimezone(tz)
+    if mention.granularity == "week":
+        return f"week of {start.date().isoformat()}"
+    if mention.granularity == "month":
+        return start.strftime("%Y-%m")
+    if mention.granularity == "year":
+        return str(start.year)
+    if mention.until is not None and mention.until.date() != mention.when.date():
+        return f"{start.date().isoformat()} – {mention.until.astimezone(tz).date().isoformat()}"
+    return start.date().isoformat()
+
+
+_ABSOLUTE_RE = re.compile(r"\d{4}\s*[-年/.]\s*\d{1,2}|\b\d{4}\b")
+
+
+def relative_dates(text: str, said: dt.datetime, tz: dt.tzinfo | None = None,
+                   limit: int = 4) -> list[tuple[str, str]]:
+    """The dates a turn names that a later reader could not work out alone, resolved against
+    when it was said: (as written, the day) — `("yesterday", "2023-05-07")`,
+    `("上周六", "2026-04-11")`, `("two weekends ago", "week of 2023-04-24")`. A date already
+    written with its year, a recurring time, a bare clock time or weekday (the day is a guess)
+    and "today" (the turn's own day) are left out."""
+    zone = tz or said.tzinfo or dt.UTC
+    local = said.astimezone(zone)
+    out: list[tuple[str, str]] = []
+    for m in mentions(text, local):
+        if m.when is None or m.recurring or m.inferred or _ABSOLUTE_RE.search(m.text):
+            continue
+        if m.granularity in ("day", "minute") and m.until is None \
+                and m.when.astimezone(zone).date() == local.date():
+            continue
+        value = as_said(m, zone)
+        surface = re.sub(r"[\s·;=]+", " ", m.text).strip()
+        if value and surface and (surface, value) not in out:
+            out.append((surface, value))
+    return out[:limit]
 
 
 def first_date(text: str, anchor: dt.datetime) -> TimeMention | None:

@@ -14,18 +14,23 @@ Phases, in order (seed 000 §4.7, seed 002 dreaming, seed 003 §3.2–3.3):
    the newer), otherwise both marked `contested` with a CONTRADICTS link and listed in
    reports/contradictions.md. Then passive validation (validation.py): later sessions that
    confirm a claim raise its confidence, one that contradicts it contests it.
-4. **cooldown** — temperatures and tiers recomputed from recall telemetry (seed 000 §3.3, the
+4. **entities** — entity pages (vault_engine/sessions/distill/entity_pages.py): every person,
+   system or project named in two or more sessions gets an entity note, and every entity
+   note's managed block lists what the memory knows of it — the cards' claims and the
+   sessions' statements, dated, each linked to its turn. A person's own entity note is
+   written only where it already carries the block.
+5. **cooldown** — temperatures and tiers recomputed from recall telemetry (seed 000 §3.3, the
    same inputs and function the compiler uses), HOT limit enforced.
-5. **forget** — cold, long-unused (per category), rarely recalled, unpinned cards no card or
+6. **forget** — cold, long-unused (per category), rarely recalled, unpinned cards no card or
    entity depends on are moved to archive/ with the reason and date (never deleted; `alaya
    restore` brings one back); so is a card whose feedback quality is below 0.2 after 5 or more
    verdicts (seed 003). See forget.py.
-6. **promote** — dreaming (dreaming.py: Light, REM, Deep with recovery) and the six-factor
+7. **promote** — dreaming (dreaming.py: Light, REM, Deep with recovery) and the six-factor
    score (seed 002) over recall telemetry; cards past the gates are written into MEMORY.md's
    managed block within `[memory] budget_chars`, the lowest score evicted first. Text outside
    the block is never touched; when it alone exceeds the budget nothing is promoted and the
    report says so.
-7. **gaps** — knowledge gaps (seed 003 §3.2.2): weak recalls grouped by topic and triaged into
+8. **gaps** — knowledge gaps (seed 003 §3.2.2): weak recalls grouped by topic and triaged into
    classes A–D in reports/open-questions.md.
 
 Every phase appends its section to `reports/introspect-<date>.md` in the same commit as its
@@ -50,7 +55,8 @@ from .gaps import phase_gaps
 from .phase import Context, PhaseResult, commit_phase
 from .promote import phase_promote
 
-PHASES = ("distill", "consolidate", "conflicts", "cooldown", "forget", "promote", "gaps")
+PHASES = ("distill", "consolidate", "conflicts", "entities", "cooldown", "forget", "promote",
+          "gaps")
 
 
 def phase_distill(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
@@ -75,9 +81,29 @@ def phase_distill(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     return r
 
 
+def phase_entities(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
+    from vault_engine.sessions.distill.entity_pages import plan_pages, write_pages
+
+    r = PhaseResult("entities")
+    index = ctx.vault.load_all()
+    plan = plan_pages(ctx.vault, index, owners=ctx.owners(index))
+    r.numbers.update(pages_written=len(plan.pages), pages_new=sum(p.created for p in plan.pages),
+                     facts=sum(p.facts for p in plan.pages))
+    r.lines = [f"- [[{p.rel.rsplit('/', 1)[-1][:-3]}]]: {'new, ' if p.created else ''}"
+               f"{p.facts} fact(s)" for p in plan.pages]
+    r.lines += [f"- {path}: a person's note without the facts block — left alone (add "
+                "`<!-- alaya:facts:start -->` / `<!-- alaya:facts:end -->` to let alaya "
+                "write there)" for path in plan.skipped]
+    if ctx.dry_run or not plan.pages:
+        commit_phase(ctx, r, results, None, "nothing new")
+        return r
+    commit_phase(ctx, r, results, lambda tx: write_pages(tx, plan.pages), plan.line())
+    return r
+
 
 RUNNERS: dict[str, Callable[[Context, list[PhaseResult]], PhaseResult]] = {
     "distill": phase_distill, "consolidate": phase_consolidate, "conflicts": phase_conflicts,
+    "entities": phase_entities,
     "cooldown": phase_cooldown, "forget": phase_forget, "promote": phase_promote,
     "gaps": phase_gaps,
 }
@@ -98,6 +124,10 @@ def introspect(vault: Vault, *, phases: Sequence[str] = PHASES, dry_run: bool = 
         results.append(result)
         if on_phase:
             on_phase(result)
+    if not dry_run and set(PHASES) <= set(phases):  # a full run: the schedule restarts
+        from .schedule import record_run
+
+        record_run(vault, now, [r.name for r in results], sum(1 for r in results if r.commit))
     return results
 
 

@@ -5,7 +5,7 @@ For every supported claim of a card or entity, every session that started after 
 (its `valid_from`, else the note's `created`) and is not already among its evidence is read
 sentence by sentence (Chinese and English). A sentence **confirms** the claim when it restates
 it — most of the claim's content words are in it (overlap ≥ 0.6, at least 3 shared: for
-Chinese, character bigrams) — and asserts the same values (no quantity, identifier, number,
+Chinese, jieba words) — and asserts the same values (no quantity, identifier, number,
 name or negation that differs, vault_engine.care.detection). Each confirming session adds
 +0.15 confidence (up to 1.0) and is recorded as evidence, so the next run does not count it
 again. A sentence that restates the claim's subject (content Jaccard ≥ 0.6) but **differs** in

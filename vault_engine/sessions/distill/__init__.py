@@ -96,6 +96,14 @@ def distill(vault: Vault, *, session: str | None = None, all_sessions: bool = Fa
         from .persona import refresh_persona_and_scenes
 
         refresh_persona_and_scenes(vault, [o for o in outcomes if o.applied], commit=commit)
+    done = {o.session for o in outcomes if o.status == "distilled"}
+    if done:  # the pages of what these sessions name: their facts, in one commit
+        from .entity_pages import names_in_sessions, refresh_pages
+
+        batch = [s for s in vault.load().notes if isinstance(s, Session) and
+                 (s.id or s.stem) in done]
+        refresh_pages(vault, names=names_in_sessions(batch),
+                      namespaces={s.namespace or "shared" for s in batch}, commit=commit)
     return outcomes
 
 
