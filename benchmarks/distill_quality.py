@@ -25,7 +25,7 @@ evidence turn) whose turn some card cites; its recall is the session-level recal
 benchmarks/locomo.py (sessions only).
 
     .venv/bin/python benchmarks/distill_quality.py                  # zh dev + agentops sets
-    .venv/bin/python benchmarks/distill_quality.py --sets zh-heldout
+    .venv/bin/python benchmarks/distill_quality.py --sets zh-heldout zh-heldout2
     .venv/bin/python benchmarks/distill_quality.py --sets locomo    # minutes
 """
 
@@ -61,6 +61,7 @@ from vault_engine.store.vault import Vault  # noqa: E402
 SETS = {
     "zh-dev": ROOT / "benchmarks" / "zh" / "dev",
     "zh-heldout": ROOT / "benchmarks" / "zh" / "heldout",
+    "zh-heldout2": ROOT / "benchmarks" / "zh" / "heldout2",  # a second check set, written apart
     "agentops": ROOT / "benchmarks" / "agentops",
     "agentops-heldout": ROOT / "benchmarks" / "agentops" / "heldout",
     "locomo": ROOT.parent / "shared" / "data" / "locomo-dev",
@@ -279,7 +280,10 @@ def negative_hits(negatives: list[dict], cards: list[CardView]) -> dict[str, Any
         want = "gotcha" if n["must_not_type"] == "fix" else n["must_not_type"]
         phrase = norm(n["phrase"])
         for c in cards:
-            if n["session"] not in c.sessions or c.type != want:
+            # the annotation names the turn whose text must not become that type: a card of
+            # the right type from another turn (the user rejecting the wording) is no hit
+            if n["session"] not in c.sessions or c.type != want or \
+                    (n["session"], f"t{n['turn']}") not in c.turns:
                 continue
             text = c.text if n["must_not_type"] != "fix" else norm(
                 "\n".join(cl["text"] for cl in c.claims if cl["text"].casefold().startswith(

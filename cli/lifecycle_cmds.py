@@ -85,7 +85,8 @@ def distill(obj: Any, session_ref: str | None, all_sessions: bool, distiller: st
             as_json: bool, no_commit: bool, propose: bool) -> None:
     """Distil sessions into cards with claims, evidence and links (one commit per session).
 
-    By default every pending session (no `distilled:` mark) is distilled with the offline
+    By default every pending session (no `distilled:` mark, or turns appended since) is
+    distilled with the offline
     rules, or with the LLM when ALAYA_LLM_BASE_URL (or [llm] in alaya.toml) points at an
     OpenAI-compatible endpoint. Near-duplicate cards are updated, not repeated. A session the
     LLM could not distil stays pending. Exit 1 when a session failed.

@@ -185,6 +185,12 @@ def test_the_latest_value_wins_in_chinese_and_english(zh_vault: Path, tmp_path: 
                     embedder=HASH, settings=RecallSettings(), telemetry=False)
     cards_first = [n for n in result["nodes"] if n["kind"] == "card"]
     assert "500" in cards_first[0]["title"], [n["title"] for n in result["nodes"]]
+    # … and the session that replaced the value ranks above the one it replaced
+    for question in ("现在 max_connections 是多少？", "When is the on-call handoff now?"):
+        found = recall(Vault.open(zh_vault).state_dir, RecallQuery(text=question, top_k=10),
+                       embedder=HASH, settings=RecallSettings(), telemetry=False)["nodes"]
+        order = [n["id"] for n in found if n["kind"] == "session"]
+        assert order.index("zh-db-new") < order.index("zh-db-old"), (question, order)
 
 
 def test_facts_that_merely_sound_alike_both_stay(zh_vault: Path, tmp_path: Path) -> None:

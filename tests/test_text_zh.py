@@ -95,8 +95,39 @@ def test_titles_are_clauses_without_filler_and_never_cut_inside_a_word() -> None
         "Migration files are sorted as strings by the deploy script"
     long = make_title("Chen Jing asked to push it from May 16 to May 23 (still a Saturday, 02:00 "
                       "Shanghai time) because the rebuild won't be done")
-    assert long == "Chen Jing asked to push it from May 16 to May 23…"
+    # round 2 of issue 15: a clause too long is ended at a phrase (before a bracket, a
+    # preposition, a conjunction), not cut mid-phrase with "…"
+    assert long == "Chen Jing asked to push it from May 16 to May 23"
     assert make_title("upload-svc 上传后同步调 clamav") == "upload-svc 上传后同步调 clamav"  # not Upload-svc
+
+
+@pytest.mark.parametrize("sentence,title", [
+    # discourse tails trimmed
+    ("Never deploy on a Friday afternoon again, by the way.", "Never deploy on a Friday afternoon"),
+    ("Use the staging cluster for load tests, thanks!", "Use the staging cluster for load tests"),
+    ("以后别在周五下午发版吧。", "以后别在周五下午发版"),
+    ("周报发我邮箱就行，谢谢。", "周报发我邮箱就行"),
+    # a preamble before the colon is not the title
+    ("Actually this is a good moment to settle something: we're dropping GORM in search-api "
+     "and moving to sqlc.", "We're dropping GORM in search-api and moving to sqlc"),
+    ("跟你说几件事：以后回答我的问题都用简体中文。", "以后回答我的问题都用简体中文"),
+    # too long: ended at a phrase boundary, never inside inline code
+    ("The deploy job failed at the migration step with `Error: relation \"orders_archive\" "
+     "does not exist`.", "The deploy job failed at the migration step"),
+    ("Also the freeze: no schema migrations from Thursday May 21 until the upgrade is verified.",
+     "The freeze: no schema migrations from Thursday May 21"),
+    ("`billing-consumer` 这个消费组在 `orders-events` topic 上的 lag 从昨晚开始一直涨，现在 120 万了。",
+     "billing-consumer 这个消费组在 orders-events topic 上的 lag"),
+    # a subordinate first clause takes its main clause; a lead-in for the reader is dropped
+    ("跟客户开会的时候，如果对方带了法务或者采购部门的人一起参加讨论，每次都先把合同条款的要点整理成一页纸发给我。",
+     "跟客户开会的时候，每次都先把合同条款的要点整理成一页纸发给我"),
+    ("Just so you know which bucket we use — the nightly backups go to the acme-backups bucket.",
+     "The nightly backups go to the acme-backups bucket"),
+    ("检查一下：三个节点的磁盘都在 60% 以下。", "三个节点的磁盘都在 60% 以下"),
+])
+def test_titles_drop_tails_and_preambles_and_end_at_a_phrase(sentence: str, title: str) -> None:
+    assert make_title(sentence) == title
+    assert not make_title(sentence).endswith("…")
 
 
 def test_short_chinese_imperatives_count_their_characters_as_words() -> None:

@@ -44,6 +44,9 @@ def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[s
         unit = hit.units[0][0] if hit.units else int(index.node_unit[hit.node])
         if unit >= 0 and index.row(unit).get("superseded"):
             hit.score *= CURRENT_FACTOR if current else SUPERSEDED_FACTOR
+    if current:
+        for node in superseded_sessions(index, hits):
+            hits[node].score *= CURRENT_FACTOR
     candidates = list(hits.values()) if wanted else sorted(
         hits.values(), key=lambda h: (-h.score, h.node))[:pool]
     for hit in candidates:
@@ -105,6 +108,27 @@ def diversify(index: RecallIndex, ranked: list[Hit], listing: bool) -> list[Hit]
         covered |= sessions
         fresh.append(hit)
     return fresh + repeats
+
+
+def superseded_sessions(index: RecallIndex, hits: dict[int, Hit]) -> set[int]:
+    """Sessions among the hits whose value a later session among the hits replaced: a card
+    of the later one SUPERSEDES a card of the earlier one, and one of the two cards is itself
+    a hit (the question is about that value). For "现在… / currently" the later session then
+    ranks first, as its card does."""
+    sessions = {n for n in hits if index.node_kind(n) == "session"}
+    if len(sessions) < 2:
+        return set()
+    out: set[int] = set()
+    for new_session in sessions:
+        for card, rel, _ in index.neighbours(new_session, "in"):
+            if rel != "EXTRACTED_FROM":
+                continue
+            for old_card, rel2, _ in index.neighbours(card, "out"):
+                if rel2 != "SUPERSEDES" or (card not in hits and old_card not in hits):
+                    continue
+                out |= {s for s, rel3, _ in index.neighbours(old_card, "out")
+                        if rel3 == "EXTRACTED_FROM" and s in sessions and s != new_session}
+    return out
 
 
 def mmr(index: RecallIndex, ranked: list[Hit], k: int, lam: float) -> list[Hit]:

@@ -57,6 +57,7 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(?:a\s+)?couple\s+(?:of\s+)?)\s*(day|night|week|weekend|month|year)s?\s+ago\b")),
     ("zh_month", re.compile(rf"(?:(下|上|这|本)个月|({NUM})\s*月份?(?!\s*{NUM}\s*[日号]))")),
     ("zh_week", re.compile(r"(下下|下|上|这|本)(?:个)?(?:周|星期|礼拜)(?![一二三四五六日天末])")),
+    ("quarter", re.compile(r"(?i)(下|上|这|本)(?:个)?季度|\b(last|next|this|coming)\s+quarter\b")),
     ("zh_time", re.compile(_ZH_TIME)),
     ("en_date", re.compile(
         rf"(?i)\b(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s+)?"
@@ -65,7 +66,8 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         rf"(?:\s*(?:to|until|through|–|—|-)\s*(?:({_EN_MONTH})\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\b)?"
         rf"(?:,?\s+(?:at\s+)?({_EN_TIME})(?:\s*[–—-]\s*{_EN_TIME})?)?")),
     ("en_rel", re.compile(
-        r"(?i)\b(yesterday|today|tonight|tomorrow|(?:last|next|this|coming)\s+"
+        r"(?i)\b(yesterday|today|tonight|tomorrow|this\s+(?:morning|afternoon|evening)|earlier\s+today"
+        r"|last\s+night|(?:last|next|this|coming)\s+"
         r"(?:week(?:end)?|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b"
         rf"(?:\s+(?:at\s+)?({_EN_TIME}))?")),
     ("en_weekday", re.compile(
@@ -87,7 +89,7 @@ class TimeMention:
     end: int
     when: dt.datetime | None  # resolved start, aware (None: recurring or unresolvable)
     until: dt.datetime | None = None  # end of a range
-    granularity: str = "day"  # minute | day | week | month
+    granularity: str = "day"  # minute | day | week | month | quarter | year
     recurring: bool = False
     was: dt.datetime | None = None  # "moved from X to Y": X (`when` is Y)
     inferred: bool = False  # the day was not said (a clock time alone, a bare weekday)
@@ -327,6 +329,14 @@ def _resolve(kind: str, m: re.Match[str], local: dt.datetime, text: str,
         rel = {"下下": 2, "下": 1, "上": -1, "这": 0, "本": 0}[m.group(1)]
         start = _week_start(today, rel)
         return out(start, start + dt.timedelta(days=6), granularity="week")
+    if kind == "quarter":
+        word = (m.group(1) or m.group(2)).lower()
+        step = {"下": 1, "next": 1, "coming": 1, "上": -1, "last": -1}.get(word, 0)
+        q = (today.month - 1) // 3 + step
+        start = dt.date(today.year + q // 4, q % 4 * 3 + 1, 1)
+        end_q = q + 1
+        until = dt.date(today.year + end_q // 4, end_q % 4 * 3 + 1, 1) - dt.timedelta(days=1)
+        return out(start, until, granularity="quarter")
     if kind == "zh_time":
         if not clock or not re.search(r"[点时:]", phrase):
             return None
@@ -354,8 +364,10 @@ def _resolve(kind: str, m: re.Match[str], local: dt.datetime, text: str,
     if kind == "en_rel":
         word = m.group(1).lower()
         clock = _clock(m.group(2)) if m.group(2) else None
-        if word in ("yesterday", "today", "tonight", "tomorrow"):
-            off = {"yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1}[word]
+        word = re.sub(r"\s+", " ", word)
+        if word in ("yesterday", "today", "tonight", "tomorrow", "this morning", "this afternoon",
+                    "this evening", "earlier today", "last night"):
+            off = {"yesterday": -1, "tomorrow": 1, "last night": -1}.get(word, 0)
             return TimeMention(phrase, a, b, _at(today + dt.timedelta(days=off), tz, clock),
                                granularity="minute" if clock else "day")
         rel_word, unit = word.split()
@@ -492,6 +504,8 @@ def describe(mention: TimeMention, tz: dt.tzinfo) -> str:
     if mention.when is None:
         return mention.text
     start = mention.when.astimezone(tz)
+    if mention.granularity == "quarter":
+        return f"{start.year} Q{(start.month - 1) // 3 + 1} {getattr(tz, 'key', None) or start.strftime('%Z')}"
     text = start.strftime("%Y-%m-%d %H:%M" if mention.granularity == "minute" else
                           "%Y-%m" if mention.granularity == "month" else "%Y-%m-%d")
     if mention.granularity in ("day", "minute"):

@@ -8,6 +8,7 @@ the daily LLM call budget, distill falls back to the offline rules (seed 003 §3
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -18,7 +19,7 @@ from vault_engine.store.model import Session, Turn
 from vault_engine.store.vault import Vault
 
 from .apply import Applied, apply_result, is_distilled
-from .gate import flagged_turns, screen_result, session_gate, turn_gate
+from .gate import flagged_turns, screen_result, session_gate, trim_injection, turn_gate
 from .model import DistillResult
 from .rules import RulesDistiller
 
@@ -38,12 +39,13 @@ class Outcome:
     applied: Applied | None = None
     commit: str | None = None
     gated_turns: list[str] = field(default_factory=list)
+    trimmed_turns: list[str] = field(default_factory=list)  # pasted injection cut, rest kept
 
     def to_dict(self) -> dict[str, Any]:
         a = self.applied
         return {"session": self.session, "status": self.status, "reason": self.reason,
                 "distiller": self.distiller, "commit": self.commit,
-                "gated_turns": self.gated_turns,
+                "gated_turns": self.gated_turns, "trimmed_turns": self.trimmed_turns,
                 "created": a.created if a else [], "updated": a.updated if a else [],
                 "discarded": a.discarded if a else [], "entities": a.entities if a else [],
                 "superseded": a.superseded if a else [],
@@ -109,13 +111,25 @@ def distill_session(vault: Vault, session: Session, primary: Distiller,
                     fallback: Distiller | None, *, commit: bool = True) -> Outcome:
     sid = session.id or session.stem
     injected = flagged_turns(session)
-    kept = [t for t in session.turns if t.anchor not in injected and turn_gate(t.text) is None]
-    gated = [t.anchor for t in session.turns if t not in kept]
+    kept: list[Turn] = []
+    trimmed: list[str] = []
+    for t in session.turns:
+        if t.anchor in injected:
+            rest = trim_injection(t.text)  # an injection only inside pasted material: cut it
+            if rest is None or turn_gate(rest) is not None:
+                continue
+            t = dataclasses.replace(t, text=rest)
+            trimmed.append(t.anchor)
+        elif turn_gate(t.text) is not None:
+            continue
+        kept.append(t)
+    gated = [t.anchor for t in session.turns if t.anchor not in {k.anchor for k in kept}]
     reason = session_gate(session.turns, kept)
     if reason:
         applied, tx = apply_result(vault, session, DistillResult(distiller=f"gate: {reason}"),
                                    commit=commit)
-        return Outcome(sid, "skipped", reason, "gate", applied, tx.sha if tx else None, gated)
+        return Outcome(sid, "skipped", reason, "gate", applied, tx.sha if tx else None, gated,
+                       trimmed)
     engine = primary
     budget = getattr(primary, "budget", None)
     if fallback is not None and budget is not None and not budget.available():
@@ -123,9 +137,10 @@ def distill_session(vault: Vault, session: Session, primary: Distiller,
     try:
         result = engine.distill(session, kept)
     except LLMError as exc:
-        return Outcome(sid, "failed", str(exc), engine.name, None, None, gated)
+        return Outcome(sid, "failed", str(exc), engine.name, None, None, gated, trimmed)
     result.skipped_turns = gated
     result, dropped = screen_result(result)  # the answer passes the gate too
     applied, tx = apply_result(vault, session, result, commit=commit)
     applied.discarded += [f"{title} (reads as a prompt injection)" for title in dropped]
-    return Outcome(sid, "distilled", "", engine.name, applied, tx.sha if tx else None, gated)
+    return Outcome(sid, "distilled", "", engine.name, applied, tx.sha if tx else None, gated,
+                   trimmed)

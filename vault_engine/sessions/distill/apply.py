@@ -329,7 +329,8 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
                     or superseded:
                 # a re-distil (--all) that learnt nothing leaves the mark alone: no commit
                 # that only touches markers
-                tx.update(session.path, lambda doc: _mark_distilled(doc, result.distiller))
+                tx.update(session.path, lambda doc: _mark_distilled(doc, result.distiller,
+                                                                    len(session.turns)))
             message_parts.append(applied.message(result.distiller))
             tx.message = "\n".join(message_parts)
     return applied, tx
@@ -363,11 +364,17 @@ def _supersede_claims(doc: NoteText, ids: tuple[str, ...], until: str) -> None:
     doc.set("updated", now_utc())
 
 
-def _mark_distilled(doc: NoteText, distiller: str) -> None:
+def _mark_distilled(doc: NoteText, distiller: str, turns: int) -> None:
     doc.set("distilled", now_utc())
     doc.set("distilled_by", distiller)
+    doc.set("distilled_turns", turns)  # turns appended later make the session pending again
 
 
 def is_distilled(session: Session) -> bool:
-    return bool(session.meta.get("distilled"))
+    """Distilled, and not grown since: `distilled_turns` is how many turns the last distil
+    read; a session marked before that key existed counts as distilled whole."""
+    if not session.meta.get("distilled"):
+        return False
+    seen = session.meta.get("distilled_turns")
+    return not isinstance(seen, int) or isinstance(seen, bool) or seen >= len(session.turns)
 

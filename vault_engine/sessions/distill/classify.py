@@ -32,13 +32,15 @@ import re
 from dataclasses import dataclass, field
 
 from vault_engine.store.model import Turn
-from vault_engine.text import cues
+from vault_engine.text import cues, mood
 from vault_engine.text.entities import is_identifier
 from vault_engine.text.injection import is_injection
 from vault_engine.text.secrets import find_secrets
 from vault_engine.text.segment import Sentence, clause_spans, clauses, sentences
 from vault_engine.text.titles import strip_filler, weight, word_count
 from vault_engine.text.when import TimeMention, mentions
+
+from .directive import directive
 
 USER_ROLES = ("user", "human")
 MIN_WORDS = 3  # a Chinese character counts as a word: "以后别在周五下午发版" is 10
@@ -48,7 +50,9 @@ _THIRD_PERSON_RE = re.compile(r"(?:^|[，,；;。\s])(?:她|他|他们|她们|�
 _STRONG_VALUE_RE = re.compile(
     r"\d|#[\w-]+|@[\w-]+|[路弄号室栋座楼](?![\u4e00-\u9fff]{2})|元\b|CNY|¥|\$\d|[\w.+-]+@[\w-]+\."
     r"|`[^`]+`|[一二两三四五六七八九十几半]+\s*(?:天|周|个|次|位|人|小时|分钟|年|月|倍|台|条|套|块)"
-    r"|[A-Za-z]+[_.][A-Za-z0-9]")
+    r"|[A-Za-z]+[_.][A-Za-z0-9]"
+    r"|(?i:\b(?:two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|fifty|hundred|"
+    r"thousand)\s+[a-z]+s\b)")
 _REASON_RE = re.compile(r"(?i)^\s*(?:因为|由于|原因(?:是|：|:)|以免|免得|since\b|because\b|as\s+\w+\s+"
                         r"(?:always|never)|so\s+that\b)")
 _CONTEXT_OPENERS = re.compile(r"^(?:(?:好|嗯|可以)[。，,]\s*)?(?:就这么定了|就这样|那就|这样的话|then\b|that's\s+why)",
@@ -73,7 +77,12 @@ _CHANGE_FACT_RE = re.compile(r"换班|改值|新地址|作废|不是[^，。]{1,
 _LEAD_IN_RE = re.compile(r"[：:]\s*$")
 # about the conversation, not a memory: "先跟你约定几件事，以后跟我对话都按这个来"
 _META_RE = re.compile(r"约定几件事|按这个来|以下几点|几件事(?:记一下|跟你说)|(?i:\ba\s+few\s+things\b"
-                      r"|\bquestions?\s+for\s+you\b)")
+                      r"|\bquestions?\s+for\s+you\b)"
+                      # a sentence that only announces what follows: "Quick note on how I like to
+                      # work with you.", "先说一下我的习惯。", "跟你说几件事。"
+                      r"|(?i:^(?:a\s+)?(?:quick|short|small)?\s*(?:note|word|heads[- ]up)s?\s+(?:on|about|"
+                      r"regarding)\b[^.!?]{0,60}[.!:]?$)"
+                      r"|^(?:先|再)?(?:跟你)?(?:说|讲|交代)(?:一下|几件事|几点|个事|两件事)[^，。]{0,8}[。：:]?$")
 
 
 @dataclass
@@ -91,18 +100,28 @@ class Unit:
     label: str | None = None
     consumed: bool = False  # folded into another unit's claim
     before: str = ""  # context prepended to the claim (the sentence this one leans on)
+    titled_with_before: bool = False  # "到时候提醒我" names its time only through `before`
 
 
 def turn_units(turn: Turn, anchor: dt.datetime | None) -> list[Unit]:
     user = turn.role in USER_ROLES
     units: list[Unit] = []
     for s in sentences(turn.text):
-        for text in split_groups(s, user, anchor):
+        groups = split_groups(s, user, anchor)
+        for g, text in enumerate(groups):
             text = without_credentials(text)
             if text:
                 units.append(Unit(turn, s, text, len(units), user, s.quoted is None,
                                   mentions(text, anchor) if anchor else []))
+                if g and _ANAPHORIC_TIME_RE.match(text):  # "…下个季度升 8.x，到时候提醒我"
+                    units[-1].before = groups[g - 1]
+                    units[-1].titled_with_before = True
     return units
+
+
+_ANAPHORIC_TIME_RE = re.compile(r"(?i)^\s*(?:到时候|到时|届时|那时候?|到那天|那天|当天|(?:and\s+)?then\b"
+                                r"|at\s+that\s+point"
+                                r"|when\s+it\s+(?:happens|comes)|on\s+the\s+day)")
 
 
 def without_credentials(text: str) -> str:
@@ -117,9 +136,13 @@ def without_credentials(text: str) -> str:
     return out if word_count(out) >= MIN_WORDS else ""
 
 
+# a sentence that names the one before as the cause or the trap ("根因找到了。", "这是最坑的地方。")
 _ANAPHORIC_CAUSE_RE = re.compile(r"(?i)^(?:根因就是这个|原因就是这个|这就是根因|问题就出在这|就是这个原因|"
+                                 r"(?:根因|原因|问题)(?:终于|总算)?找到了|找到(?:根因|原因)了|这(?:就)?是(?:最|个|一个)?"
+                                 r"坑|这(?:是|就是)(?:最|真)?坑的地方|这(?:就|才)是关键|"
                                  r"that's\s+the\s+(?:root\s+)?cause|that\s+was\s+the\s+(?:root\s+)?cause|"
-                                 r"that's\s+why)")
+                                 r"that's\s+why|that's\s+the\s+culprit|that\s+explains\s+it|"
+                                 r"that's\s+the\s+(?:gotcha|trap)|mystery\s+solved)")
 _STRONG = ("decision", "instruction", "preference", "gotcha", "event", "fix")
 
 
@@ -134,12 +157,18 @@ def _clause_kind(text: str, sentence: Sentence, user: bool, anchor: dt.datetime 
         return None  # a reason belongs to what it explains
     if _CHANGE_FACT_RE.search(body):
         return "fact"  # a value replaced
+    if mood.attribute(body) or mood.assignment(mood.mask_mentions(body)) and not _LIFE_EVENT_RE.search(body) \
+            or _names_someone(body) and _NAMING_RE.search(body):
+        return "fact"  # 我是讲师, 这几天 DB 的事找张伟
     kind = classify(probe)
     if kind in _STRONG:
         return kind
     if kind == "fact" and _THIRD_PERSON_RE.search(body):
         return "fact"
     return None
+
+
+_NAMING_RE = re.compile(r"(?:叫|名叫)[\u4e00-\u9fff]{2,3}|(?i:\b(?:named|called)\s+[A-Z])")
 
 
 def split_groups(sentence: Sentence, user: bool, anchor: dt.datetime | None) -> list[str]:
@@ -195,7 +224,8 @@ def active_text(text: str) -> tuple[str, float]:
         if keep and _REASON_RE.match(c):
             continue
         keep.append(c)
-    return " ".join(keep), (oneoff / total if total else 0.0)
+    joiner = "，" if re.search(r"[\u4e00-\u9fff]", text) else ", "
+    return joiner.join(keep), (oneoff / total if total else 0.0)
 
 
 def has_values(text: str) -> bool:
@@ -204,16 +234,25 @@ def has_values(text: str) -> bool:
     return any(is_identifier(m.group(0)) for m in re.finditer(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+", text))
 
 
-def dated(unit: Unit) -> bool:
-    return any(m.when is not None and not m.recurring and not m.inferred
-               and m.granularity in ("day", "minute", "month") for m in unit.times)
+def dated(unit: Unit, loose: bool = False) -> bool:
+    """Said with a resolved date (a day, a time, a month). `loose` also takes a week or a
+    quarter and a clock time whose day is the day it was said ("since the 16:05 deploy",
+    "fired at 3am"): enough for a report of what happened."""
+    grains = ("day", "minute", "month", "week", "quarter") if loose else ("day", "minute", "month")
+    return any(m.when is not None and not m.recurring and (loose or not m.inferred)
+               and m.granularity in grains for m in unit.times)
+
+
+def recurring(unit: Unit) -> bool:
+    return any(m.recurring for m in unit.times)
 
 
 def _content_words(text: str, kind: str) -> int:
     """Words left once the cue words of `kind` are taken out: "踩过的坑又一个" has 4."""
     found = cues.hits(text).get(kind, [])
-    for word in found:
-        text = text.replace(word, " ")
+    for word in found:  # a cue that spans content ("只对之后新建的连接生效") keeps it
+        if word_count(word) <= 4:
+            text = text.replace(word, " ")
     return word_count(text)
 
 
@@ -244,6 +283,27 @@ def classify(unit: Unit, header: Unit | None = None) -> str | None:
         return None
     if not unit.user:
         return _assistant_type(unit, text, hits)
+    return _user_type(unit, text, active, oneoff_share, hits, header)
+
+
+# "we upgraded Redis to 7.2": a happening in the past tense is an event, dated or not
+_HAPPENED_RE = re.compile(r"(?i)^(?:we|they|the\s+team|[A-Z][\w-]+)\s+(?:have\s+|had\s+)?(?:upgraded|"
+                          r"migrated|deployed|released|launched|rebuilt|rolled\s+out|cut\s+over|"
+                          r"switched|moved)\b")
+# a value moved from one number to another: the new value is a fact
+_VALUE_CHANGE_RE = re.compile(r"(?i)从\s*\S{1,12}?\s*(?:加|调|扩|降|提|涨|改|升|缩|减)(?:到|成|为|至)\s*\d"
+                              r"|\bfrom\s+[\d.]+\s*\w{0,3}\s+to\s+[\d.]+")
+_LIFE_EVENT_RE = re.compile(r"入职|离职|出差|生日|搬家|请假|年假|婚礼|团建|面试|体检|旅行|上线|发布|发版|"
+                            r"(?i:\btrip\b|\bflight\b|\bbirthday\b|\bwedding\b|\binterview\b|\bjoin(?:s|ed)\b"
+                            r"|\bleft\b|\bleaves\b|\bstart(?:s|ed)\s+(?:on|at)\b)")
+
+
+def _user_type(unit: Unit, text: str, active: str, oneoff_share: float,
+               hits: dict[str, list[str]], header: Unit | None) -> str | None:
+    """The user's own words, by precedence (docs/distill.md): a label; a one-off task; an
+    attribute; a decision with its reason or its alternative; a confirmed fix; a wish or a
+    duty (`directive`); a cause or trap; a value replaced; a dated happening; a light
+    decision; the list's header; a concrete value."""
     label = cues.label(strip_filler(text, labels=False))
     if label:
         unit.label = label
@@ -252,16 +312,29 @@ def classify(unit: Unit, header: Unit | None = None) -> str | None:
         return "event" if dated(unit) and cues.has(text, "event") else None
     if "emphasis" in hits and word_count(active) <= 12:
         return None  # "这条务必记住": it makes the sentence before a rule (see _promote_emphasis)
-    if ("decision" in hits or re.search(r"改一下[：:]", text)) and \
-            _content_words(active, "decision") >= 4:
+    if header is not None and header.label:
+        # a labelled list ("决定：", "踩过的坑：") types its items; a dated one is an event
+        return "event" if dated(unit) and "event" in hits else header.label
+    masked = mood.mask_mentions(active)
+    first = clauses(masked)[0] if clauses(masked) else masked
+    if mood.attribute(first) and "decision" not in hits:
+        return "fact"  # 我生日是 7 月 3 日, 我是讲师
+    if "decision" in hits and _content_words(active, "decision") >= 4:
         return "decision"
     if "fix" in hits and "status" not in hits and "self_recovery" not in hits and (
             "error" in hits or "fix" in cues.hits(text) and not cues.has(active, "instruction")):
         return "fix"
-    if "instruction" in hits:
-        return "instruction"
-    if "preference" in hits:
-        return "fact" if _THIRD_PERSON_RE.search(active) else "preference"
+    said = mood.mask_mentions(text)  # the reason clauses too: active_text leaves them out
+    wish = directive(active)
+    if "error" not in hits and wish != "preference" and (
+            (mood.agentive_change(masked) or "decision_weak" in hits)
+            and (mood.reason_marker(said) or mood.alternative(said))
+            or mood.alternative(masked) and has_values(masked) and not mood.assignment(masked)):
+        return "decision"  # a change made with its reason, a choice against an alternative
+    if wish == "preference" and _THIRD_PERSON_RE.search(active):
+        return "fact"
+    if wish:
+        return wish
     if "gotcha" in hits and (_content_words(active, "gotcha") < 5):
         return None  # "踩过的坑又一个": a remark about the sentence before
     if "gotcha" in hits and ("error" in hits or not re.fullmatch(
@@ -272,8 +345,17 @@ def classify(unit: Unit, header: Unit | None = None) -> str | None:
         return "fix"
     if _CHANGE_FACT_RE.search(active) and not dated(unit) or re.search(r"换班|改值", active):
         return "fact"  # a value replaced: 交接时间也改了…, 我跟他换班了…
-    if dated(unit) and ("event" in hits or "change" in hits or _names_someone(active)):
+    if _VALUE_CHANGE_RE.search(active) and not _LIFE_EVENT_RE.search(active):
+        return "fact"  # 内存从 32G 加到 64G
+    if mood.assignment(masked) and not _LIFE_EVENT_RE.search(masked):
+        return "fact"  # 6 月的 on-call 是我, 这几天 DB 的事找张伟
+    if _event(unit, active, hits):
         return "event"
+    if re.match(r"(?i)(?:there\s+(?:is|are|will\s+be)\s+(?:a|an|no)\s+)", strip_filler(active, labels=False)) \
+            and word_count(active) >= 6:
+        return "fact"  # "There is a deploy freeze during the sale weekend."
+    if "decision_weak" in hits and _content_words(active, "decision_weak") >= 4:
+        return "decision"
     if header is not None and header.kind in ("decision", "instruction", "preference", "gotcha"):
         return header.kind
     if has_values(active) and word_count(active) >= 4 and "error" not in hits \
@@ -284,6 +366,19 @@ def classify(unit: Unit, header: Unit | None = None) -> str | None:
     return None
 
 
+def _event(unit: Unit, active: str, hits: dict[str, list[str]]) -> bool:
+    """Something that happens at a time: a dated event word, a dated change, a dated person
+    (not a recurring schedule), a report of what happened with a loose time, or a happening
+    in the past tense."""
+    if dated(unit) and ("event" in hits or "change" in hits):
+        return True
+    if dated(unit) and not recurring(unit) and _names_someone(active):
+        return True
+    if dated(unit, loose=True) and "event" in hits:
+        return True
+    return bool(_HAPPENED_RE.match(strip_filler(active, labels=False)))
+
+
 def _names_someone(text: str) -> bool:
     from vault_engine.text.names import chinese_names, english_person_names
 
@@ -292,8 +387,12 @@ def _names_someone(text: str) -> bool:
 
 def _assistant_type(unit: Unit, text: str, hits: dict[str, list[str]]) -> str | None:
     body = strip_filler(text, labels=False)
-    if "restatement" in cues.hits(text) or "suggestion" in hits or _PLAN_RE.match(body):
+    if "restatement" in cues.hits(text) or _PLAN_RE.match(body):
         return None
+    if "suggestion" in hits:
+        # advice is no memory — unless it warns what goes wrong otherwise ("建议同时开 X，否则从库
+        # 上事务提交顺序可能和主库不一致"): that trap is worth keeping
+        return "gotcha" if "warning" in hits and word_count(body) >= 12 else None
     if re.search(r"(?i)\b(?:we(?:'ll|\s+will)\s+go\s+with|we\s+decided|decision\s+is|"
                  r"(?:we|i)\s+(?:chose|settled\s+on))\b|已?决定", body):
         return "decision"
@@ -327,9 +426,11 @@ def assign(units: list[Unit]) -> None:
         if _LEAD_IN_RE.search(u.sentence.text) and not u.sentence.item:
             if (nxt is not None and nxt.sentence.quoted is not None and u.sentence.quoted is None
                     or _code_follows(u)) and not re.search(r"\d|[a-z]+-[a-z]+-?\d", u.text):
-                u.kind, u.consumed = None, True  # "HR 发来的邮件你也看下：" introduces material
+                if not _keep_before_lead_in(u):
+                    u.kind, u.consumed = None, True  # "HR 发来的邮件你也看下：" introduces material
                 continue
             header = u
+            u.label = u.label or cues.bare_label(strip_filler(u.text, labels=False))
             if u.kind is None:
                 header_hits = cues.hits(u.text)
                 u.kind = next((k for k in ("decision", "instruction", "preference", "gotcha")
@@ -351,6 +452,20 @@ def _anaphoric_cause(units: list[Unit]) -> None:
         prev.kind = "gotcha"
         prev.text = f"{prev.text}{'' if re.search(r'[。.]$', prev.text) else '。'}{u.text}"
         u.kind, u.consumed = None, True
+
+
+def _keep_before_lead_in(unit: Unit) -> bool:
+    """"改成 `secrets.MATCH_PASSWORD` 之后证书能解密了，结果签名又报：" before a log: the
+    clauses before the lead-in still say something — keep them as the unit."""
+    spans = clause_spans(unit.text)
+    if len(spans) < 2:
+        return False
+    rest = unit.text[:spans[-1][0]].strip().rstrip("，,；;：:")
+    if word_count(rest) < 6:
+        return False
+    unit.text = rest
+    unit.kind = classify(unit)
+    return unit.kind is not None
 
 
 def _code_follows(unit: Unit) -> bool:
@@ -439,7 +554,7 @@ def _join_context(units: list[Unit]) -> None:
                                                     or _IMPERATIVE_EVENT_RE.match(body)))
         # "the Postgres 16 upgrade is moving." then "… push it from May 16 to May 23": the
         # event is named in the sentence before, its date in this one
-        lean = lean or (u.kind == "event" and prev.kind in (None, "fact") and not dated(prev)
+        lean = lean or (u.kind in ("event", "decision") and prev.kind in (None, "fact") and not dated(prev)
                         and cues.has(prev.text, "event") and bool(
                             re.search(r"(?i)\b(?:it|this|that)\b|这个|它", body)))
         if lean and word_count(prev.text) >= MIN_WORDS and not prev.sentence.question \

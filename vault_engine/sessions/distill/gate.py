@@ -63,6 +63,46 @@ def flagged_turns(session: Session) -> dict[str, str]:
     return out
 
 
+def trim_injection(text: str) -> str | None:
+    """A flagged turn whose injections all sit in material the speaker pasted — a log line, a
+    quoted SMS or e-mail, tool output (text/quoted.py) — without that material: every pasted
+    block that holds one is cut from the injected line to the block's end. The speaker's own
+    words around it, and the lines of the block before it (the booking the SMS confirms), are
+    still theirs to distil. None when an injection is in the speaker's own words or anything
+    still reads as one after the cut: then the whole turn stays out."""
+    from vault_engine.text.quoted import regions
+
+    if injection_reason(text) is None:
+        return text
+    cut: list[tuple[int, int]] = []
+    for region in regions(text):
+        if region.kind == "prose":
+            if injection_reason(text[region.start:region.end]):
+                return None
+            continue
+        pos = region.start
+        for line in text[region.start:region.end].split("\n"):
+            if injection_reason(line) or _DIRECTIVE_LINE(line):
+                cut.append((pos, region.end))
+                break
+            pos += len(line) + 1
+    if not cut:
+        return None
+    kept, last = [], 0
+    for a, b in cut:
+        kept.append(text[last:a])
+        last = b
+    kept.append(text[last:])
+    out = "".join(kept).strip()
+    return out if out and injection_reason(out) is None else None
+
+
+def _DIRECTIVE_LINE(line: str) -> bool:  # noqa: N802 - a predicate over one pasted line
+    from vault_engine.text.injection import _DIRECTIVE
+
+    return any(p.search(line) for p in _DIRECTIVE)
+
+
 def screen_result(result: DistillResult) -> tuple[DistillResult, list[str]]:
     """A distiller's answer made safe to write: cards whose text reads as an injection are
     dropped (their titles returned), and every secret is redacted."""

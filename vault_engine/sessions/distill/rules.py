@@ -123,14 +123,30 @@ class RulesDistiller:
 
     def _card(self, unit: Unit, kind: str, names: list[str], lang: str) -> CardDraft:
         claim = self._claim_text(unit, names)
-        main = self._claim_text(Unit(unit.turn, unit.sentence, unit.text, unit.index, unit.user,
-                                     unit.own), names)
+        main = claim if unit.titled_with_before else self._claim_text(
+            Unit(unit.turn, unit.sentence, unit.text, unit.index, unit.user, unit.own), names)
         mention = self._when(unit) if kind == "event" else None
         valid_from = mention.iso() if mention is not None else None
         return CardDraft(title=_make_title(main), type=kind, content=self._content(unit, lang),
                          importance=IMPORTANCE.get(kind, 0.5),
                          claims=(ClaimDraft(text=claim, confidence=CONFIDENCE.get(kind, 0.7),
                                             evidence=(unit.turn.anchor,), valid_from=valid_from),))
+
+    def _incident(self, unit: Unit, names: list[str], lang: str) -> CardDraft | None:
+        """A problem the user reported with its time ("lag 从昨晚开始一直涨", "cannot log in since
+        this morning") is also an event: when it happened, titled with its date so it stands
+        apart from the gotcha that tells the cause and the fix."""
+        if not unit.user or not dated(unit, loose=True):
+            return None
+        mention = next(m for m in unit.times if m.when is not None and not m.recurring)
+        if mention.when is None:
+            return None
+        draft = self._card(unit, "event", names, lang)
+        day = mention.when.astimezone(self.timezone).strftime("%Y-%m-%d")
+        claim = ClaimDraft(text=draft.claims[0].text, confidence=0.7, evidence=(unit.turn.anchor,),
+                           valid_from=mention.iso())
+        return CardDraft(title=f"{day} {draft.title}", type="event", content=draft.content,
+                         importance=IMPORTANCE["event"], claims=(claim,))
 
     def _fix_card(self, problem: Problem, lang: str, names: list[str]) -> CardDraft:
         prefix = "修复：" if lang == "zh" else "Fix: "
@@ -171,6 +187,10 @@ class RulesDistiller:
             if p.fixes:
                 draft = self._fix_card(p, lang, names)
                 cards.append((_turn_no(p.turn_anchor), draft, None))
+                for u in p.units:  # the incident itself, on the timeline
+                    twin = self._incident(u, names, lang)
+                    if twin is not None:
+                        cards.append((_turn_no(u.turn.anchor), twin, None))
                 if p.cause is not None and id(p.cause) in cause_title:
                     result.links.append(LinkDraft(draft.title, cause_title[id(p.cause)],
                                                   "CAUSED_BY", "the cause named in the session"))
