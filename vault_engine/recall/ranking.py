@@ -33,8 +33,7 @@ def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[s
     The order is a function of the query alone: the first k results are the same whatever
     `top_k` asks for (up to POOL; beyond, the pool grows with it). Cards whose every claim was
     superseded by a later card rank lower, and much lower when the question asks for the
-    current value — as does a session whose value a later session replaced
-    (`superseded_sessions`). A search is diversified across sessions before MMR (`diversify`)."""
+    current value. A search is diversified across sessions before MMR (`diversify`)."""
     import numpy as np
 
     # heuristic distance: for every hit when navigating (it orders them), else only for the
@@ -73,27 +72,6 @@ def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[s
     return mmr(index, ranked, pool, settings.mmr_lambda)[:top_k]
 
 
-def superseded_sessions(index: RecallIndex, hits: dict[int, Hit]) -> set[int]:
-    """Sessions among the hits whose value a later session among the hits replaced: a card
-    of the later one SUPERSEDES a card of the earlier one, and one of the two cards is itself
-    a hit (the question is about that value). For "现在… / currently" the later session then
-    ranks first, as its card does."""
-    sessions = {n for n in hits if index.node_kind(n) == "session"}
-    if len(sessions) < 2:
-        return set()
-    out: set[int] = set()
-    for new_session in sessions:
-        for card, rel, _ in index.neighbours(new_session, "in"):
-            if rel != "EXTRACTED_FROM":
-                continue
-            for old_card, rel2, _ in index.neighbours(card, "out"):
-                if rel2 != "SUPERSEDES" or (card not in hits and old_card not in hits):
-                    continue
-                out |= {s for s, rel3, _ in index.neighbours(old_card, "out")
-                        if rel3 == "EXTRACTED_FROM" and s in sessions and s != new_session}
-    return out
-
-
 def sessions_of(index: RecallIndex, hit: Hit) -> frozenset[str]:
     """The sessions a hit stands for: a session itself, else the sessions its claims came
     from; a note that cites none stands for itself."""
@@ -130,6 +108,27 @@ def diversify(index: RecallIndex, ranked: list[Hit], listing: bool) -> list[Hit]
         covered |= sessions
         fresh.append(hit)
     return fresh + repeats
+
+
+def superseded_sessions(index: RecallIndex, hits: dict[int, Hit]) -> set[int]:
+    """Sessions among the hits whose value a later session among the hits replaced: a card
+    of the later one SUPERSEDES a card of the earlier one, and one of the two cards is itself
+    a hit (the question is about that value). For "现在… / currently" the later session then
+    ranks first, as its card does."""
+    sessions = {n for n in hits if index.node_kind(n) == "session"}
+    if len(sessions) < 2:
+        return set()
+    out: set[int] = set()
+    for new_session in sessions:
+        for card, rel, _ in index.neighbours(new_session, "in"):
+            if rel != "EXTRACTED_FROM":
+                continue
+            for old_card, rel2, _ in index.neighbours(card, "out"):
+                if rel2 != "SUPERSEDES" or (card not in hits and old_card not in hits):
+                    continue
+                out |= {s for s, rel3, _ in index.neighbours(old_card, "out")
+                        if rel3 == "EXTRACTED_FROM" and s in sessions and s != new_session}
+    return out
 
 
 def mmr(index: RecallIndex, ranked: list[Hit], k: int, lam: float) -> list[Hit]:
