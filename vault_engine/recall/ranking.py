@@ -33,7 +33,8 @@ def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[s
     The order is a function of the query alone: the first k results are the same whatever
     `top_k` asks for (up to POOL; beyond, the pool grows with it). Cards whose every claim was
     superseded by a later card rank lower, and much lower when the question asks for the
-    current value. A search is diversified across sessions before MMR (`diversify`)."""
+    current value — as does a session whose value a later session replaced
+    (`superseded_sessions`). A search is diversified across sessions before MMR (`diversify`)."""
     import numpy as np
 
     # heuristic distance: for every hit when navigating (it orders them), else only for the
