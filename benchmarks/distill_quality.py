@@ -26,6 +26,7 @@ benchmarks/locomo.py (sessions only).
 
     .venv/bin/python benchmarks/distill_quality.py                  # zh dev + agentops sets
     .venv/bin/python benchmarks/distill_quality.py --sets zh-heldout zh-heldout2
+    .venv/bin/python benchmarks/distill_quality.py --sets zh-heldout3   # blind: once, at the end
     .venv/bin/python benchmarks/distill_quality.py --sets locomo    # minutes
 """
 
@@ -62,6 +63,7 @@ SETS = {
     "zh-dev": ROOT / "benchmarks" / "zh" / "dev",
     "zh-heldout": ROOT / "benchmarks" / "zh" / "heldout",
     "zh-heldout2": ROOT / "benchmarks" / "zh" / "heldout2",  # a second check set, written apart
+    "zh-heldout3": ROOT / "benchmarks" / "zh" / "heldout3",  # a third, written blind; run once
     "agentops": ROOT / "benchmarks" / "agentops",
     "agentops-heldout": ROOT / "benchmarks" / "agentops" / "heldout",
     "locomo": ROOT.parent / "shared" / "data" / "locomo-dev",

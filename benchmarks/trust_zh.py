@@ -91,7 +91,7 @@ def locomo() -> dict[str, object] | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", nargs="+", default=["dev"], choices=["dev", "heldout", "heldout2"])
+    parser.add_argument("--split", nargs="+", default=["dev"], choices=["dev", "heldout", "heldout2", "heldout3"])
     args = parser.parse_args()
     find_secrets("warm up the detector: token")
     rows = [split(s) for s in args.split]

@@ -7,7 +7,6 @@ run that changes nothing."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -80,9 +79,12 @@ def test_distill_writes_a_page_for_each_name_said_in_two_sessions(pages: Path) -
     text = (pages / mel.path).read_text("utf-8")
     assert "<!-- alaya:facts:start -->\n## What we know about Melanie\n" in text
     assert "*person · 4 fact(s) from 2 session(s), 2026-03-31 – 2026-04-07. " in text
+    # a dated happening of hers is an event card: it stands for its turn, dated by the day it
+    # happened (issue 15: a statement with a day said outright is an event)
+    assert "### From the cards\n- Melanie signed up for a pottery class yesterday. " \
+           "([[chat-a#^t1|2026-03-30]], [[Melanie signed up for a pottery class yesterday]])" in text
     # her own statements, as said, dated, each linked to its turn
-    assert re.search(r"- Melanie: I signed up for a pottery class yesterday \(2026-03-30\)\. "
-                     r"\[\[chat-a#\^t1\|t1\]\]", text)
+    assert "- Melanie: Pottery helps me express my feelings and relax. [[chat-a#^t3|t3]]" in text
     assert "two weekends ago (week of 2026-03-23)" in text
     assert "- Caroline: Melanie told me the kids loved the campfire stories. " \
            "[[chat-b#^t3|t3]]" in text  # someone else naming her

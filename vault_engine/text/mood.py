@@ -40,8 +40,8 @@ SERVES_ME_RE = re.compile(
     r"email|message|answer|reply\s+to)\s+me\b|\bmy\s+(?:calendar|inbox|phone|questions?)\b)")
 STYLE_RE = re.compile(
     r"中文|英文|简体|繁体|表格|列表|TL;DR|结论|语气|口吻|客套|emoji|表情|篇幅|长度|简短|简洁|啰嗦|"
-    r"格式|markdown|代码示例|示例|注释|标题|要点|先说|一屏|字数|措辞|称呼|"
-    r"(?i:\b(?:in\s+)?(?:chinese|english|mandarin)\b|\btables?\b|\bbullets?\b|\bbullet\s+points?\b"
+    r"格式|markdown|代码示例|示例|注释|标题|要点|先说|一屏|字数|措辞|称呼|大写|小写|驼峰|下划线|缩进|空格|命名|"
+    r"(?i:\b(?:in\s+)?(?:chinese|english|mandarin)\b|(?-i:\b[Tt]ables?\b)|\bbullets?\b|\bbullet\s+points?\b"
     r"|\btone\b|\bconcise\b|\bshort\b|\bbrief\b|\bverbose\b|\bemoji\b|\bformat\b|\bsummary\b"
     r"|\bcomments?\b|\b(?:commands?|explanation)\s+(?:first|after|last)\b|\bgroup\b)")
 # the user's own life: seats, food, travel, how and when they are reached or booked
@@ -63,6 +63,17 @@ _CHECK_BEFORE_RE = re.compile(
     r"(?:要|得|必须|一定|先)|"
     r"(?i:\bbefore\s+(?:you\s+)?(?:merg|deploy|releas|apply|run|ship)\w*\b[^.;]{0,40}\b(?:run|check|"
     r"get|pass|attach|add)\b)")
+# a procedure: this first, then that — a duty when it holds from now on
+_PROCEDURE_RE = re.compile(r"先[^。；]{1,60}再(?:给|做|执行|删|跑|发|动|改|上|合)|(?i:\bfirst\b[^.;]{1,60}\bthen\b)")
+# from now on, whenever, every time: what is asked under such a mark holds for every case
+_STANDING_MARK_RE = re.compile(r"(?<![\u4e00-\u9fff])以后|(?:麻烦|请|你|也|都|另外|还有)以后|今后|往后|每当|凡是|"
+                               r"每次|每(?:条|个|篇|份|封)(?=[\u4e00-\u9fff])|(?i:\bfrom\s+now\s+on\b|"
+                               r"\bgoing\s+forward\b|\bwhenever\b|\bevery\s+time\b|\bin\s+(?:the\s+)?future\b)")
+# a clause that points back to the rule before it: "也按这个来", "照这样", "the same way"
+_POINTS_BACK_RE = re.compile(r"(?:也|都|就)(?:按|照)(?:这个|这套|这样|此)|(?i:\b(?:the\s+same\s+way|like\s+this)\b)")
+# a convention: one way for everything of a kind
+_CONVENTION_RE = re.compile(r"统一|(?i:\bconsistently\b|\bstandardi[sz]e\b)")
+_CONSEQUENCE_RE = re.compile(r"(?i)^\s*(?:所以|因此|于是|so\b|therefore\b)")
 _AGENTIVE_CHANGE_RE = re.compile(
     r"(?:先|就|再)?把[^，。；]{1,40}?(?:改成|改为|改到|调到|调成|调整为|换成|设成|设为|设到|降到|提到|加到|"
     r"置成|置为|扩到|缩到|切到|迁到)|"
@@ -124,7 +135,27 @@ def duty(text: str) -> int:
     reminder, 1 for a check before an action, else 0."""
     if _STANDING_ORDER_RE.search(text) or _REMINDER_DUTY_RE.search(text):
         return 2
+    if _PROCEDURE_RE.search(text) and _STANDING_MARK_RE.search(text):
+        return 1  # 以后删数据先给我 count 再给删除语句: a procedure for every such case
     return 1 if _CHECK_BEFORE_RE.search(text) else 0
+
+
+def standing(text: str) -> bool:
+    """Said to hold from now on (以后…, 每次, whenever, from now on): a request under it is no
+    task for now ("麻烦以后涉及删数据的 SQL 先给我…", "Whenever you suggest a DNS change, …")."""
+    return _STANDING_MARK_RE.search(text) is not None
+
+
+def points_back(text: str) -> bool:
+    return _POINTS_BACK_RE.search(text) is not None
+
+
+def convention(text: str) -> bool:
+    return _CONVENTION_RE.search(text) is not None
+
+
+def consequence(text: str) -> bool:
+    return _CONSEQUENCE_RE.match(text) is not None
 
 
 def agentive_change(text: str) -> bool:

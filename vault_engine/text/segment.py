@@ -63,8 +63,17 @@ class Sentence:
         return self.text.rstrip("”’」』）)\"' ").endswith(("?", "？", "吗", "呢"))
 
 
+# a bracketed aside closed on the same line ("（DELETE、TRUNCATE、ALTER TABLE ... DROP PARTITION）")
+# is part of its sentence: no mark inside it ends the sentence
+_BRACKETED_RE = re.compile(r"（[^（）\n]{1,120}）|\([^()\n]{1,120}\)|【[^【】\n]{1,120}】")
+
+
 def _protected(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _PROTECT_RE.finditer(text)]
+
+
+def _asides(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in _BRACKETED_RE.finditer(text)]
 
 
 def _inside(pos: int, spans: list[tuple[int, int]]) -> bool:
@@ -87,11 +96,14 @@ def _is_abbreviation(text: str, dot: int) -> bool:
 def split_line(line: str, offset: int = 0) -> list[tuple[str, int, int]]:
     """The sentences of one line: (text, start, end) with offsets from `offset`."""
     spans = _protected(line)
+    asides = _asides(line)
     out: list[tuple[str, int, int]] = []
     start = 0
     for m in _END_RE.finditer(line):
         if _inside(m.start(), spans) or _inside(m.end() - 1, spans):
             continue
+        if any(a < m.start() < b and m.end() < b for a, b in asides):
+            continue  # "(… ALTER TABLE ... DROP …)": the aside goes on; "(see above.)" ends
         mark = m.group(0)
         if mark.startswith(".") and _is_abbreviation(line, m.start()):
             continue

@@ -76,7 +76,20 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("en_time", re.compile(rf"(?i)\b{_EN_TIME}\b|\b\d{{1,2}}\s*(?:am|pm)\b")),
 )
 _RECURRING_RE = re.compile(r"(?i)每(?:周|星期|礼拜|天|日|月|年|晚|早)|\bevery\b|\beach\b|\bdaily\b"
-                           r"|\bweekly\b|\bmondays\b|\bfridays\b|以后(?:每|都)")
+                           r"|\bweekly\b|\bmondays\b|\bfridays\b|以后(?:每|都)|双周|隔周|每隔|\bbiweekly\b"
+                           r"|\bfortnightly\b")
+# a day said outright: 4 月 20 日, 明天, 下周一, Sept 12, tomorrow, next Tuesday — not a bare
+# weekday (周四 10 点, on Thursday) nor a clock time alone, whose day is a guess
+_DAY_SAID_RE = re.compile(
+    r"(?i)\d\s*[月日号]|[今明后昨前]天|(?:下|上|这|本)个?(?:周|星期|礼拜)|\b(?:today|tomorrow|yesterday|tonight)\b"
+    r"|\b(?:next|last|this)\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|\b\d{1,2}(?:st|nd|rd|th)?\s+"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\d{4}-\d{2}-\d{2}")
+
+
+def day_said(text: str) -> bool:
+    """Does this time phrase name its day outright (not a bare weekday or a clock time)?"""
+    return _DAY_SAID_RE.search(text) is not None
 _ZONE_RE = re.compile(r"(?i)\b(shanghai|beijing|singapore|tokyo|london|berlin|new york|pacific|"
                       r"eastern)\s+time\b|\((?:[A-Z][a-z]+/[A-Za-z_]+)\)|\b([A-Z][a-z]+/[A-Za-z_]+)\b"
                       r"|北京时间|\b(UTC|GMT)\b")

@@ -38,7 +38,7 @@ from vault_engine.text.injection import is_injection
 from vault_engine.text.secrets import find_secrets
 from vault_engine.text.segment import Sentence, clause_spans, clauses, sentences
 from vault_engine.text.titles import strip_filler, weight, word_count
-from vault_engine.text.when import TimeMention, mentions
+from vault_engine.text.when import TimeMention, day_said, mentions
 
 from .directive import directive
 
@@ -76,7 +76,8 @@ _TO_THE_AI_RE = re.compile(
 _CHANGE_FACT_RE = re.compile(r"换班|改值|新地址|作废|不是[^，。]{1,12}了|(?:时间|地址|号码|电话)(?:也)?改(?:了|成|为)")
 _LEAD_IN_RE = re.compile(r"[：:]\s*$")
 # about the conversation, not a memory: "先跟你约定几件事，以后跟我对话都按这个来"
-_META_RE = re.compile(r"约定几件事|按这个来|以下几点|几件事(?:记一下|跟你说)|(?i:\ba\s+few\s+things\b"
+_META_RE = re.compile(r"约定几件事|(?:对话|聊天|沟通|交流)[^，。]{0,6}按这个来|以下几点|几件事(?:记一下|跟你说)"
+                      r"|(?i:\ba\s+few\s+things\b"
                       r"|\bquestions?\s+for\s+you\b)"
                       # a sentence that only announces what follows: "Quick note on how I like to
                       # work with you.", "先说一下我的习惯。", "跟你说几件事。"
@@ -191,6 +192,10 @@ def split_groups(sentence: Sentence, user: bool, anchor: dt.datetime | None) -> 
     kinds: list[str | None] = []
     for p in merged:
         k = _clause_kind(p.strip(" ，,；;"), sentence, user, anchor)
+        if groups and mood.points_back(p):  # "…，你给示例的时候也按这个来" stays with "这个"
+            groups[-1].append(p)
+            kinds[-1] = k or kinds[-1]
+            continue
         if groups and k is not None and kinds[-1] is not None and k != kinds[-1] \
                 and word_count("".join(groups[-1])) >= 4 and word_count(p) >= 4:
             groups.append([p])
@@ -210,13 +215,15 @@ def split_groups(sentence: Sentence, user: bool, anchor: dt.datetime | None) -> 
 
 def active_text(text: str) -> tuple[str, float]:
     """The clauses that set a sentence's type — not filler, not a one-off request, not a
-    reason — and the share of the sentence the one-off requests take."""
+    reason — and the share of the sentence the one-off requests take (none under a standing
+    mark: "以后…", "whenever you …")."""
     keep: list[str] = []
     oneoff, total = 0.0, 0.0
+    standing = mood.standing(text)
     for c in clauses(strip_filler(text, labels=False)):
         w = weight(c, words_only=True)
         total += w
-        if cues.has(c, "oneoff") and not cues.has(c, "instruction"):
+        if not standing and cues.has(c, "oneoff") and not cues.has(c, "instruction"):
             oneoff += w
             continue
         if not weight(c, words_only=True) and keep == [] and oneoff:
@@ -298,6 +305,14 @@ _LIFE_EVENT_RE = re.compile(r"入职|离职|出差|生日|搬家|请假|年假|�
                             r"|\bleft\b|\bleaves\b|\bstart(?:s|ed)\s+(?:on|at)\b)")
 
 
+def _specific_date(unit: Unit) -> bool:
+    """Dated to a day said outright, once: not a bare weekday ("周二周四 10 点到 4 点" is a window
+    that repeats), not a clock time alone, not a repeating schedule."""
+    return not recurring(unit) and any(
+        m.when is not None and not m.recurring and not m.inferred and m.granularity in ("day", "minute")
+        and day_said(m.text) for m in unit.times)
+
+
 def _user_type(unit: Unit, text: str, active: str, oneoff_share: float,
                hits: dict[str, list[str]], header: Unit | None) -> str | None:
     """The user's own words, by precedence (docs/distill.md): a label; a one-off task; an
@@ -319,6 +334,11 @@ def _user_type(unit: Unit, text: str, active: str, oneoff_share: float,
     first = clauses(masked)[0] if clauses(masked) else masked
     if mood.attribute(first) and "decision" not in hits:
         return "fact"  # 我生日是 7 月 3 日, 我是讲师
+    if mood.convention(masked) and mood.style_object(masked) and not (
+            {"error", "instruction", "decision"} & hits.keys()):
+        return "preference"  # a convention for how text looks: "SQL 关键字统一大写"
+    if mood.points_back(masked) and directive(active) == "instruction":
+        return "instruction"  # "…统一用 .env.local 读，你给示例的时候也按这个来": a rule for the agent
     if "decision" in hits and _content_words(active, "decision") >= 4:
         return "decision"
     if "fix" in hits and "status" not in hits and "self_recovery" not in hits and (
@@ -358,6 +378,9 @@ def _user_type(unit: Unit, text: str, active: str, oneoff_share: float,
         return "decision"
     if header is not None and header.kind in ("decision", "instruction", "preference", "gotcha"):
         return header.kind
+    if _specific_date(unit) and "error" not in hits and "status" not in hits \
+            and not mood.consequence(active):
+        return "event"  # "下周一晚上 23:00 我单独跑", "I'll re-issue it on Monday, Aug 31"
     if has_values(active) and word_count(active) >= 4 and "error" not in hits \
             and "status" not in hits:
         return "fact"
