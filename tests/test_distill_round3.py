@@ -178,3 +178,55 @@ def test_a_bare_weekday_window_is_no_event() -> None:
 ])
 def test_discomfort_and_habits_say_a_preference(text: str) -> None:
     assert "preference" in kinds_of(text)
+
+
+# -- who, where, and what leans on the clause before ----------------------------------------
+
+def test_a_place_and_a_mentor_are_facts_beside_the_event() -> None:
+    units = [u for u in units_of(("user", "11 月 2 日（周一）测试组来一个新同事骆一鸣，座位在 3F-208，导师是韩露。"))[0]
+             if not u.consumed]
+    assert [u.kind for u in units] == ["event", "fact"]
+    assert "3F-208" in units[1].text and "导师是韩露" in units[1].text
+    assert kinds_of("I'm based in Chengdu, so late calls are fine.")[0] == "fact"
+
+
+def test_who_to_ask_while_someone_is_away_carries_the_time_it_leans_on() -> None:
+    result = distilled(("user", "钟岚 11 月 9 日到 11 月 20 日休年假，这段时间 search-api 的事都找唐宁。"))
+    fact = next(c for c in result.cards if c.type == "fact")
+    assert "唐宁" in fact.claims[0].text and "11 月 9 日" in fact.claims[0].text
+    assert any(c.type == "event" for c in result.cards)
+    result = distilled(("user", "我周一周三在深圳办公室，线下评审就别往这两天以外排了。"))
+    pref = next(c for c in result.cards if c.type == "preference")
+    assert "周一周三" in pref.claims[0].text  # the days it points back to
+
+
+def test_a_reason_then_so_a_change_is_one_decision() -> None:
+    text = ("Legal says invoices must be kept for seven years for the tax audit, "
+            "so we're extending the retention from 3 to 7 years.")
+    units = [u for u in units_of(("user", text))[0] if not u.consumed]
+    assert [u.kind for u in units] == ["decision"] and "seven years" in units[0].text
+    assert kinds_of("合规那边说日志至少要留 180 天，所以日志保留统一改成 180 天。") == ["decision"]
+
+
+def test_a_must_about_the_users_own_life_is_their_preference() -> None:
+    assert directive("订酒店必须有早餐，我早上要吃了再出门。") == "preference"
+    assert directive("出差订机票必须靠窗，我在飞机上要睡觉。") == "preference"
+    assert directive("以后所有线上变更必须先在预发跑一遍。") == "instruction"  # a rule of the work
+
+
+@pytest.mark.parametrize("text", [
+    "消息队列的 at-least-once 只保证不丢，不保证不重，所以不能指望它去重。",
+    "You can't rely on the ETag here; the CDN strips it on compressed responses.",
+])
+def test_a_limit_not_to_rely_on_is_a_trap(text: str) -> None:
+    assert kinds_of(text) == ["gotcha"]
+
+
+def test_cancelling_the_culprit_and_an_immediate_recovery_is_the_fix() -> None:
+    result = distilled(("user", "支付库突然写不进去，大量请求超时。"),
+                       ("assistant", "Check for a long lock."),
+                       ("user", "是一个没加 CONCURRENTLY 的建索引语句锁表了，"
+                                "先 pg_cancel_backend 把它取消了，写入马上恢复。"))
+    assert any(c.type == "gotcha" and any(cl.text.startswith("修复：") and "pg_cancel_backend" in cl.text
+                                          for cl in c.claims) for c in result.cards), \
+        [(c.type, [cl.text for cl in c.claims]) for c in result.cards]

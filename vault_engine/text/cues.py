@@ -105,7 +105,7 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "gotcha": (
         (r"根因(?:就)?(?:是|在于|[：:])", r"原因是", r"原因在于", r"问题出在", r"坑", r"踩过", r"注意",
          r"罪魁祸首", r"元凶", r"症结", r"根源(?:是|在)", r"(?:查|排查|定位|挖)下来(?:是|发现)?",
-         r"问题(?:就)?在于", r"(?:原因|根因)(?:终于|总算)?找到了",
+         r"问题(?:就)?在于", r"(?:原因|根因)(?:终于|总算)?找到了", r"(?:不能|别|没法)指望", r"靠不住", r"指望不上",
          r"小心", r"提醒(?:一下|一点)",
          r"(?:不会|没有?|不)生效", r"才(?:会)?生效", r"只对[^，。]{1,14}生效", r"只改运行时", r"导致",
          r"是因为", r"由于", r"但(?:是)?[^，。]{0,12}(?:还是|仍然|依然)(?:在|用|读|按|是)",
@@ -114,6 +114,7 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"所以(?:才|就|超过|没|被|一直)", r"所以[^，。]{0,10}才", r"就会", r"结果[^，。]{0,6}(?:都是|全是|变成|就)"),
         (r"\broot\s+cause\b", r"\bthe\s+(?:real\s+)?(?:problem|issue|cause|culprit|bug)\s+(?:was|is)\b",
          r"\bculprit\b", r"\bthe\s+reason\s+(?:was|is)\b", r"\bit\s+was\s+because\b",
+         r"\bcan(?:not|'t)\s+rely\s+on\b", r"\bdon't\s+count\s+on\b",
          r"\bturn(?:s|ed)\s+out\b", r"\bcaused\s+by\b", r"\bbecause\b", r"\bdue\s+to\b", r"\bgotcha\b",
          r"\bpitfall\b", r"\bwatch\s+out\b", r"\bbe\s+careful\b", r"\bnote\s+that\b",
          r"\bonly\s+works\s+(?:if|when)\b", r"\b(?:doesn't|won't|does\s+not)\s+work\b", r"\bsilently\b",
@@ -132,7 +133,8 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"(?:之后|以后)[^，。]{0,30}(?:成功(?!率)|通过(?!率)|正常(?!率)|好了|上去了)",
          # the failure is gone: 不 OOM 了, 不再报错了, 没再超时过; 之后…能正确回滚; 新 key 也生效了
          r"(?:不|没)(?:再|会)?\s*(?:[A-Za-z][\w-]*|报错|超时|重启|崩溃?|挂|卡住?|丢包?|告警|失败|溢出|泄漏)\s*(?:了|过)",
-         r"(?:之后|以后)[^。]{0,40}(?:能|可以)(?:正确|正常|顺利|按时)", r"(?:也|已经|都)生效了"),
+         r"(?:之后|以后)[^。]{0,40}(?:能|可以)(?:正确|正常|顺利|按时)", r"(?:也|已经|都)生效了",
+         r"(?:马上|立刻|立即|随即|很快)(?:就)?恢复"),
         (r"\bfixed\b", r"\bfix\s+(?:is|was)\b", r"\bresolved\b", r"\bsolved\b", r"\bdid\s+(?:it|the\s+trick)\b",
          r"\bworks?\s+(?:now|again)\b", r"\bworking\s+again\b", r"\bstopped\b",
          r"\bno\s+longer\s+(?:fails?|crash\w*|errors?|times?\s+out|happens|panics?|drops?)\b",

@@ -41,6 +41,7 @@ SERVES_ME_RE = re.compile(
 STYLE_RE = re.compile(
     r"中文|英文|简体|繁体|表格|列表|TL;DR|结论|语气|口吻|客套|emoji|表情|篇幅|长度|简短|简洁|啰嗦|"
     r"格式|markdown|代码示例|示例|注释|标题|要点|先说|一屏|字数|措辞|称呼|大写|小写|驼峰|下划线|缩进|空格|命名|"
+    r"短一点|长一点|[一二两三四五\d]+\s*(?:行|句|字)以内|"
     r"(?i:\b(?:in\s+)?(?:chinese|english|mandarin)\b|(?-i:\b[Tt]ables?\b)|\bbullets?\b|\bbullet\s+points?\b"
     r"|\btone\b|\bconcise\b|\bshort\b|\bbrief\b|\bverbose\b|\bemoji\b|\bformat\b|\bsummary\b"
     r"|\bcomments?\b|\b(?:commands?|explanation)\s+(?:first|after|last)\b|\bgroup\b)")
@@ -105,9 +106,13 @@ _IDENTITY_RE = re.compile(
     r"经理|工程师|架构师|队长|面试官|评委|联系人|二线|主值班|值班)|"
     r"(?i:\bi'?m\s+(?:the|a|an)\s+(?:speaker|host|owner|lead|manager|engineer|organi[sz]er|"
     r"on-?call|contact|reviewer)\b|\bi\s+am\s+(?:the|a|an)\s+\w+\s*(?:speaker|host|owner|lead)\b)")
+# where someone is based or sits: a fact about them
+_PLACE_RE = re.compile(r"(?:base|常驻|坐标|住|家)\s*在|(?:工位|座位|办公室|办公地点)(?:在|是)|"
+                       r"(?i:\bi(?:'m|\s+am)\s+based\s+in\b|\bi\s+live\s+in\b|\bmy\s+desk\s+is\b)")
 _ASSIGNMENT_RE = re.compile(
     r"(?:on-?call|值班|二线|一线|主值班|负责人|owner|对接人)[^，。；]{0,6}(?:是|为|换成|改成|轮到)|"
-    r"(?:换成|轮到|交给|由)[\u4e00-\u9fff]{2,3}(?=[，。；、]|$|负责|值|接)|负责|事找|开始接|接手|"
+    r"(?:换成|轮到|交给|由)[\u4e00-\u9fff]{2,3}(?=[，。；、]|$|负责|值|接)|负责|事(?:都|就|先|请)?找|开始接|接手|"
+    r"(?:导师|师傅|mentor|buddy|对接人|联系人)(?:是|为)|"
     r"(?i:\bowns\b|\bis\s+on-?call\b|\bon-?call\s+is\b|\btakes\s+over\b|\bin\s+charge\s+of\b)")
 
 
@@ -175,8 +180,10 @@ def reason_marker(text: str) -> bool:
 
 
 def attribute(text: str) -> bool:
-    """A date or a role stated as what someone *is* ("我生日是 7 月 3 日", "我是讲师")."""
-    return bool(_ATTRIBUTE_DATE_RE.search(text) or _IDENTITY_RE.search(text))
+    """A date, a role or a place stated as what someone *is* ("我生日是 7 月 3 日", "我是讲师",
+    "我 base 在杭州", "工位在 6F-117")."""
+    return bool(_ATTRIBUTE_DATE_RE.search(text) or _IDENTITY_RE.search(text)
+                or _PLACE_RE.search(text))
 
 
 def identity(text: str) -> bool:

@@ -117,9 +117,12 @@ def turn_units(turn: Turn, anchor: dt.datetime | None) -> list[Unit]:
                 if g and _ANAPHORIC_TIME_RE.match(text):  # "…下个季度升 8.x，到时候提醒我"
                     units[-1].before = groups[g - 1]
                     units[-1].titled_with_before = True
+                elif g and _BACK_TIME_RE.search(text):  # "…周二周四居家，线下的会别往这两天排"
+                    units[-1].before = groups[g - 1]  # the claim says which days; the title is its own
     return units
 
 
+_BACK_TIME_RE = re.compile(r"这两天|这几天|那两天|那几天|这段时间|那段时间|(?i:\bthose\s+days\b|\bthat\s+week\b)")
 _ANAPHORIC_TIME_RE = re.compile(r"(?i)^\s*(?:到时候|到时|届时|那时候?|到那天|那天|当天|(?:and\s+)?then\b"
                                 r"|at\s+that\s+point"
                                 r"|when\s+it\s+(?:happens|comes)|on\s+the\s+day)")
@@ -192,7 +195,8 @@ def split_groups(sentence: Sentence, user: bool, anchor: dt.datetime | None) -> 
     kinds: list[str | None] = []
     for p in merged:
         k = _clause_kind(p.strip(" ，,；;"), sentence, user, anchor)
-        if groups and mood.points_back(p):  # "…，你给示例的时候也按这个来" stays with "这个"
+        if groups and (mood.points_back(p) or mood.consequence(p.strip(" ，,；;")) and k == "decision"):
+            # "…，你给示例的时候也按这个来" stays with "这个"; "…, so we're raising the TTL" with its reason
             groups[-1].append(p)
             kinds[-1] = k or kinds[-1]
             continue

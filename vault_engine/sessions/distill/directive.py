@@ -61,9 +61,9 @@ def directive(text: str) -> str | None:
         return "preference" if ("preference" in hits or liking) else None
     if liking and duty < 2:
         return "preference"
-    if duty >= 2:
-        return "preference" if mood.serves_me(body) and mood.style_object(body) and \
-            not _reminder(body) else "instruction"
+    if duty >= 2:  # a must about the user's own life or how they are answered is their wish
+        return "preference" if (mood.serves_me(body) and mood.style_object(body) or mood.personal(body)) \
+            and not _reminder(body) else "instruction"
     return "preference" if wish >= 2 else "instruction"
 
 
