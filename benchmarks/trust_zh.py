@@ -7,8 +7,9 @@ A secret counts as caught when no 8-character piece of its value survives `redac
 the session file (the raw file ingest keeps); an injection when its turn is flagged. False
 positives: redactions in turns with no planted secret, flags on turns with no planted
 injection, over every turn of the split (and LoCoMo's English chat when it is on disk).
+`heldout2` is a second check set, written later by someone who never read the rules.
 
-    .venv/bin/python benchmarks/trust_zh.py --split dev heldout
+    .venv/bin/python benchmarks/trust_zh.py --split dev heldout heldout2
 """
 
 from __future__ import annotations

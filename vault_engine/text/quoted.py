@@ -9,7 +9,7 @@ user's instruction to the agent.
 
 | kind | what | examples |
 |---|---|---|
-| `code` | a fenced block | ```` ```diff ```` … ```` ``` ```` |
+| `code` | a fenced block; an unfenced diff | ```` ```diff ```` … ```` ``` ````; `@@ -1,3 +1,4 @@` and its lines |
 | `quote` | consecutive block-quote lines | `> 【工单 #CS-20513】…` |
 | `pasted` | lines between two `---` (or `===`, `———`) lines | an HR e-mail |
 | `log` | log lines outside a fence | `2026/04/23 13:52:07 [error] …`, `{"level":"warn",…}` |
@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 _FENCE_RE = re.compile(r"^\s*(```|~~~)\s*([\w+-]*)")
 _QUOTE_RE = re.compile(r"^\s*>")
+_DIFF_HEAD_RE = re.compile(r"^(?:diff --git |--- (?:a/|/dev/null)|\+\+\+ b/|@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@)")
+_DIFF_LINE_RE = re.compile(r"^(?:[+\- \\]|@@ |diff --git |index [0-9a-f])")
 _RULE_RE = re.compile(r"^\s*(?:-{3,}|={3,}|—{2,}|_{3,})\s*$")
 _LOG_RE = re.compile(
     r"^\s*(?:\d{4}[/-]\d{2}[/-]\d{2}[ T]\d{2}:\d{2}|\[\d{4}-\d{2}-\d{2}|\d{2}:\d{2}:\d{2}[.,]\d+\s"
@@ -96,6 +98,15 @@ def regions(text: str) -> list[Region]:
                 kinds[k] = "code"
             lang[i] = fence.group(2).lower()
             i = j + 1
+            continue
+        if _DIFF_HEAD_RE.match(lines[i]):
+            j = i + 1
+            while j < len(lines) and lines[j] and _DIFF_LINE_RE.match(lines[j]):
+                j += 1
+            for k in range(i, j):
+                kinds[k] = "code"
+            lang[i] = "diff"
+            i = j
             continue
         if _QUOTE_RE.match(lines[i]):
             kinds[i] = "quote"

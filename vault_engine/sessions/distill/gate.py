@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from vault_engine.store.model import Session, Turn
-from vault_engine.text.injection import injection_reason
+from vault_engine.text.injection import injection_reason, order_in_pasted
 
 from .model import DistillResult
 
@@ -82,7 +82,7 @@ def trim_injection(text: str) -> str | None:
             continue
         pos = region.start
         for line in text[region.start:region.end].split("\n"):
-            if injection_reason(line) or _DIRECTIVE_LINE(line):
+            if injection_reason(line) or order_in_pasted(line):
                 cut.append((pos, region.end))
                 break
             pos += len(line) + 1
@@ -95,12 +95,6 @@ def trim_injection(text: str) -> str | None:
     kept.append(text[last:])
     out = "".join(kept).strip()
     return out if out and injection_reason(out) is None else None
-
-
-def _DIRECTIVE_LINE(line: str) -> bool:  # noqa: N802 - a predicate over one pasted line
-    from vault_engine.text.injection import _DIRECTIVE
-
-    return any(p.search(line) for p in _DIRECTIVE)
 
 
 def screen_result(result: DistillResult) -> tuple[DistillResult, list[str]]:
