@@ -340,8 +340,22 @@ def _supersessions(vault: Vault, index: VaultIndex, session: Session,
                    result: DistillResult) -> list[Supersession]:
     cards = [n for n in index.notes if isinstance(n, Card)]
     seen_at = {n.stem: n.started for n in index.notes if isinstance(n, Session) and n.started}
+    by_stem = {n.stem: n for n in index.notes if isinstance(n, Session)}
+
+    def context_of(card: Card) -> str:
+        """The turns an older card's claims cite (where it may name its subject)."""
+        texts = []
+        for claim in card.claims:
+            for ev in claim.evidence:
+                note = by_stem.get(ev.link.target) if ev.link is not None else None
+                turn = note.turn(ev.link.block or "") if note and ev.link else None
+                if turn is not None and turn.text not in texts:
+                    texts.append(turn.text)
+        return "\n".join(texts)
+
     return find_supersessions(cards, result.cards, session.started, session.stem, seen_at,
-                              vault.config.timezone())
+                              vault.config.timezone(), {t.anchor: t.text for t in session.turns},
+                              context_of)
 
 
 def _supersede_claims(doc: NoteText, ids: tuple[str, ...], until: str) -> None:
