@@ -2,7 +2,7 @@
 that changes one value of an older card supersedes it — anchored on the subject both name
 (identifiers folded across - _ . and aliases), a change said in either language, and a value
 of the same kind that differs next to it — in Chinese, in English and across the two; two
-different facts about one system both stay.
+different facts about one system both stay; a person's card is proposed to, never rewritten.
 
 Real vaults in tmp_path: sessions ingested and distilled through the CLI, as a user runs it."""
 
@@ -17,11 +17,14 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import cli
+from vault_engine.collab.review import pending
 from vault_engine.sessions.distill.changes import Said, subjects, value_change
 from vault_engine.store.model import Card
 from vault_engine.store.vault import Vault
 from vault_engine.text.entities import subject_key
 from vault_engine.text.values import typed_values
+
+from .conftest import commit_as_person
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 DAY = 86_400_000
@@ -204,3 +207,27 @@ def test_different_facts_about_one_system_both_stay_in_a_vault(zh_vault: Path, t
     out = distil(zh_vault, tmp_path, old, new)
     assert all(s["superseded"] == [] for s in out["sessions"]), [s["superseded"] for s in out["sessions"]]
     assert all(c.status == "supported" for card in cards(zh_vault) for c in card.claims)
+
+
+def test_a_persons_card_is_proposed_to_never_rewritten(zh_vault: Path, tmp_path: Path) -> None:
+    old = session("zh-ttl-old", [("周琳", "`ods.page_views` 表的 TTL 定为保留 30 天。")], T0)
+    distil(zh_vault, tmp_path, old)
+    mine = card_with(zh_vault, "保留 30 天")
+    path = zh_vault / mine.path
+    path.write_text(path.read_text("utf-8") + "\n我补充：30 天是跟法务确认过的。\n", "utf-8")
+    commit_as_person(zh_vault, "my note on the TTL")
+    before = path.read_bytes()
+    new = session("en-ttl-new", [("Maya Chen", "We're raising the `ods_page_views` TTL from 30 to 90 days.")],
+                  T0 + 7 * DAY)
+    out = distil(zh_vault, tmp_path, new)
+    later = out["sessions"][0]
+    assert path.read_bytes() == before  # not a byte of theirs changed
+    assert later["superseded"] == [] and len(later["proposals"]) == 1, later
+    assert "superseded" in later["proposals"][0] and "duration" in later["proposals"][0]
+    # the new card, alaya's, still says what it supersedes …
+    assert supersedes(card_with(zh_vault, "from 30 to 90 days"), card_with(zh_vault, "保留 30 天"))
+    # … and the status change waits in the review queue for the person to decide
+    assert out["review_commit"]
+    items = pending(Vault.open(zh_vault))
+    assert [i.path for i in items] == [mine.path]
+    assert "status: superseded" in items[0].diff and "valid_until" in items[0].diff
