@@ -51,7 +51,7 @@ def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, if_due: bool,
     from vault_engine.care.introspect.runner import introspect as run
     from vault_engine.errors import UsageError
 
-    from .writes import after_write
+    from .writes import after_write, queue_proposals
 
     if if_due and (phases or dry_run):
         raise UsageError("--if-due runs the whole introspection on its schedule",
@@ -93,7 +93,7 @@ def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, if_due: bool,
 
     results = run(vault, phases=chosen, dry_run=dry_run, commit=not no_commit, on_phase=show)
     proposals = [p for r in results for p in r.proposals]
-    queued = None if dry_run or no_commit else _queue(
+    queued = None if dry_run or no_commit else queue_proposals(
         vault, proposals, f"introspect: propose {len(proposals)} change(s) to a person's notes")
     refresh = None if dry_run else after_write(obj.vault(), vault, quiet=as_json)
     if as_json:
@@ -107,21 +107,6 @@ def introspect(obj: Any, phases: tuple[str, ...], dry_run: bool, if_due: bool,
         if proposals:
             echo(f"   {len(proposals)} change(s) to a person's notes proposed, not made"
                  + (" — see `alaya review`" if queued else " (listed in the report)"))
-
-
-def _queue(vault: Any, proposals: list[Any], message: str) -> str | None:
-    """Proposals for a person's notes go to the review queue (the proposal branch); a vault
-    where that cannot work (no git history yet) keeps them in the report only."""
-    if not proposals:
-        return None
-    from vault_engine.collab.review import queue
-    from vault_engine.errors import AlayaError
-
-    try:
-        return queue(vault, proposals, message)
-    except AlayaError as exc:
-        echo(style(f"! proposals kept in the report only: {exc}", fg="yellow"), err=True)
-        return None
 
 
 @click.command()
@@ -177,12 +162,12 @@ def feedback(obj: Any, verdict: str, ref: str, claim: str | None, text: str | No
     """
     from vault_engine.care.feedback import feedback as run
 
-    from .writes import after_write
+    from .writes import after_write, queue_proposals
 
     vault = obj.vault()
     result = run(vault, verdict, ref, claim=claim, text=text, reason=reason,
                  commit=not no_commit)
-    queued = _queue(vault, result.proposals, f"feedback: propose {verdict} {result.path}")
+    queued = queue_proposals(vault, result.proposals, f"feedback: propose {verdict} {result.path}")
     refresh = after_write(vault, quiet=as_json)
     if as_json:
         from dataclasses import asdict

@@ -12,7 +12,7 @@ from vault_engine.sessions.ingest import FORMATS, read_inputs
 from vault_engine.sessions.ingest import ingest as ingest_sessions
 
 from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, propose_option, style, warn
-from .writes import after_write
+from .writes import after_write, queue_proposals
 
 
 @click.command()
@@ -117,6 +117,10 @@ def distill(obj: Any, session_ref: str | None, all_sessions: bool, distiller: st
             echo(f"    + {c}")
         for c in a.updated:
             echo(f"    ~ {c}")
+        for c in a.superseded:
+            echo(f"    ⤳ {c} superseded")
+        for p in a.proposals:
+            echo(f"    ? {p.summary} (a person's card: proposed, not changed)")
         for link in a.links:
             echo(f"    → {link}")
         if o.gated_turns:
@@ -126,10 +130,18 @@ def distill(obj: Any, session_ref: str | None, all_sessions: bool, distiller: st
                            distiller=distiller, commit=not no_commit, on_outcome=show)
     refresh = after_write(obj.vault(), vault, quiet=as_json) \
         if any(o.status == "distilled" for o in outcomes) else None
+    # a person's card a later value supersedes: proposed for review, never rewritten
+    proposals = [p for o in outcomes if o.applied for p in o.applied.proposals]
+    queued = None if no_commit else queue_proposals(
+        vault, proposals, f"distill: propose {len(proposals)} change(s) to a person's cards")
     if as_json:
-        emit_json({"sessions": [o.to_dict() for o in outcomes], "refresh": refresh})
+        emit_json({"sessions": [o.to_dict() for o in outcomes], "refresh": refresh,
+                   "review_commit": queued})
     elif not outcomes:
         echo("Nothing to distil: every session is distilled (use --all or --session).")
+    elif proposals:
+        echo(f"   {len(proposals)} change(s) to a person's cards proposed, not made"
+             + (" — see `alaya review`" if queued else ""))
     sys.exit(1 if any(o.status == "failed" for o in outcomes) else 0)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from vault_engine.store.vault import Vault
 
-from .output import echo, warn
+from .output import echo, style, warn
 
 
 def after_write(vault: Vault, target: Vault | None = None, *, quiet: bool = False,
@@ -26,3 +26,18 @@ def after_write(vault: Vault, target: Vault | None = None, *, quiet: bool = Fals
         echo(warn(f"the write is saved, but the artifacts were not refreshed ({result.error}); "
                   "recall says stale until `alaya compile` succeeds"), err=True)
     return result.as_dict()
+
+
+def queue_proposals(vault: Any, proposals: list[Any], message: str) -> str | None:
+    """Proposals for a person's notes go to the review queue (the proposal branch); a vault
+    where that cannot work (no git history yet) keeps them in the report only."""
+    if not proposals:
+        return None
+    from vault_engine.collab.review import queue
+    from vault_engine.errors import AlayaError
+
+    try:
+        return queue(vault, proposals, message)
+    except AlayaError as exc:
+        echo(style(f"! proposals kept in the report only: {exc}", fg="yellow"), err=True)
+        return None

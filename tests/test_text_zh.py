@@ -188,6 +188,11 @@ def test_chinese_dates_resolve_against_the_session_in_its_zone() -> None:
     assert at("我下周一到周三（5/25–5/27）休年假", "2026-05-20T14:20")[1] == (
         "5/25–5/27", "2026-05-25 (Mon) – 2026-05-27 Asia/Shanghai")
     assert at("比例 3/4", "2026-05-20T14:20") == []  # a ratio, not March 4
+    # 一下 + 下周三: next week's Wednesday, not the one after (and the bare 周三 after it too)
+    assert at("帮我安排一下下周三到周四去西安，周三下午 2 点开会", "2026-08-18T20:30") == [
+        ("下周三到周四", "2026-08-26 (Wed) – 2026-08-27 Asia/Shanghai"),
+        ("周三下午 2 点", "2026-08-26 14:00 (Wed) Asia/Shanghai")]
+    assert at("下下周三开会", "2026-08-18T20:30") == [("下下周三", "2026-09-02 (Wed) Asia/Shanghai")]
 
 
 def test_english_dates_and_a_move() -> None:
@@ -199,6 +204,9 @@ def test_english_dates_and_a_move() -> None:
     moved = mentions("push it from May 16 to May 23 (02:00 Shanghai time)", anchor)
     assert moved[0].when.date() == dt.date(2026, 5, 23) and moved[0].was.date() == dt.date(2026, 5, 16)
     assert moved[1].when.hour == 2 and moved[1].when.day == 23
+    # a clock time after an English date stays with it
+    assert at("The maintenance window is on May 16 at 02:00.", friday) == [
+        ("May 16 at 02:00", "2026-05-16 02:00 (Sat) Asia/Shanghai")]
 
 
 def test_the_vault_timezone_setting() -> None:

@@ -10,6 +10,8 @@
   (`payment-svc`, `db-replica-2`, `redis-cache-01`, `orders_archive`), dotted config keys
   (`plugins.allow`, `spring.servlet.multipart.max-file-size`), CamelCase and ACRONYMS.
   Hyphenated English words (follow-up, long-term, re-run) are not identifiers.
+- **One key** to compare two names by (`subject_key`): `dwd.user_events`, `dwd_user_events`
+  and `DWD-User-Events` are one subject, k8s and Kubernetes another.
 """
 
 from __future__ import annotations
@@ -190,3 +192,10 @@ def normalise_terms(text: str) -> str:
         if alias != name.lower():
             out = re.sub(rf"(?i)(?<![\w.-]){re.escape(alias)}(?![\w-])", name, out)
     return out
+
+
+def subject_key(name: str) -> str:
+    """One form of a name to compare subjects by: its one name (aliases folded), case folded,
+    and hyphens, underscores, dots, slashes and spaces alike — `dwd.user_events`,
+    `dwd_user_events` and `DWD-User-Events` are one; k8s and Kubernetes are one."""
+    return re.sub(r"[\s_.\-/]+", "_", canonical(name).casefold()).strip("_")

@@ -81,3 +81,8 @@ def expand(tokens: list[str]) -> list[str]:
                 seen.add(other)
                 out.append(other)
     return out
+
+
+def translations(word: str) -> frozenset[str]:
+    """The other language's words for one token (a Chinese word ↔ stemmed English words)."""
+    return _table().get(word, frozenset())

@@ -6,7 +6,8 @@ vault's `[vault] timezone`): "4 月 20 日", "5/25–5/27", "2026-04-20", "下�
 "last Friday", "tomorrow 2 pm", "02:00 Shanghai time". Recurring times ("每周三下午 3 点",
 "every Monday") are found and marked recurring; they have no single date.
 
-Weeks start on Monday (下周三 said on a Thursday is the Wednesday six days later); a month and
+Weeks start on Monday (下周三 said on a Thursday is the Wednesday six days later; in
+"安排一下下周三" the first 下 belongs to 一下, so it is 下周三, not 下下周三); a month and
 day without a year take the year of the anchor. A clock time said with a place or zone
 ("Shanghai time", "北京时间", "UTC") is read in that zone.
 """
@@ -46,7 +47,7 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("slash", re.compile(r"(?<![\w/.:])(\d{1,2})/(\d{1,2})(?:\s*[–—~-]\s*(?:(\d{1,2})/)?(\d{1,2}))?"
                          r"(?![\w/.])")),
     ("zh_rel_week", re.compile(
-        rf"(?:(下下|下|上|这|本)(?:个)?)?(?:周|星期|礼拜)([一二三四五六日天末])"
+        rf"(?:((?<!一)下下|下|上|这|本)(?:个)?)?(?:周|星期|礼拜)([一二三四五六日天末])"
         rf"(?:\s*(?:到|至|—|–|-|~)\s*(?:(?:下|上|这|本)?(?:周|星期|礼拜))?([一二三四五六日天]))?"
         rf"(?:\s*{_ZH_TIME})?")),
     ("zh_rel_day", re.compile(rf"(大前天|前天|昨天|昨晚|昨夜|今天|今晚|今早|今夜|明天|明早|明晚|后天|大后天)"
@@ -56,9 +57,8 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(?i)\b(a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d{1,2}|"
         r"(?:a\s+)?couple\s+(?:of\s+)?)\s*(day|night|week|weekend|month|year)s?\s+ago\b")),
     ("zh_month", re.compile(rf"(?:(下|上|这|本)个月|({NUM})\s*月份?(?!\s*{NUM}\s*[日号]))")),
-    ("zh_week", re.compile(r"(下下|下|上|这|本)(?:个)?(?:周|星期|礼拜)(?![一二三四五六日天末])")),
+    ("zh_week", re.compile(r"((?<!一)下下|下|上|这|本)(?:个)?(?:周|星期|礼拜)(?![一二三四五六日天末])")),
     ("quarter", re.compile(r"(?i)(下|上|这|本)(?:个)?季度|\b(last|next|this|coming)\s+quarter\b")),
-    ("zh_time", re.compile(_ZH_TIME)),
     ("en_date", re.compile(
         rf"(?i)\b(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s+)?"
         rf"(?:({_EN_MONTH})\s+(\d{{1,2}})(?:st|nd|rd|th)?|(\d{{1,2}})(?:st|nd|rd|th)?\s+({_EN_MONTH}))"
@@ -73,6 +73,8 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("en_weekday", re.compile(
         r"(?i)\b(?:on\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b"
         rf"(?:,?\s+(?:at\s+)?({_EN_TIME}))?")),
+    # a bare clock time after the English dates, so "May 16 at 02:00" keeps its day
+    ("zh_time", re.compile(_ZH_TIME)),
     ("en_time", re.compile(rf"(?i)\b{_EN_TIME}\b|\b\d{{1,2}}\s*(?:am|pm)\b")),
 )
 _RECURRING_RE = re.compile(r"(?i)每(?:周|星期|礼拜|天|日|月|年|晚|早)|\bevery\b|\beach\b|\bdaily\b"
@@ -123,6 +125,11 @@ def cn_number(text: str) -> int:
         tens, _, ones = text.partition("十")
         return _CN.get(tens, 0) * 10 + (_CN.get(ones, 0) if ones else 0)
     return _CN.get(text, 0)
+
+
+def clock_of(text: str) -> tuple[int, int] | None:
+    """Hour and minute of a clock expression, 24-hour ("下午 3 点半" → (15, 30))."""
+    return _clock(text)
 
 
 def _clock(text: str) -> tuple[int, int] | None:
@@ -311,7 +318,7 @@ def _resolve(kind: str, m: re.Match[str], local: dt.datetime, text: str,
         rel = {"下下": 2, "下": 1, "上": -1, "这": 0, "本": 0, None: 0}[m.group(1)]
         bare = m.group(1) is None
         if bare:  # a bare weekday: in the week an earlier "下周…" named
-            earlier = re.findall(r"(下下|下|上)(?:个)?(?:周|星期|礼拜)", text[:a])
+            earlier = re.findall(r"((?<!一)下下|下|上)(?:个)?(?:周|星期|礼拜)", text[:a])
             if earlier:
                 rel, bare = {"下下": 2, "下": 1, "上": -1}[earlier[-1]], False
         start = _week_start(today, rel)

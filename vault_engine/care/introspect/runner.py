@@ -77,6 +77,8 @@ def phase_distill(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
                      cards_created=created, cards_updated=updated)
     r.lines = [f"- [[{o.session}]]: {o.status}{' — ' + o.reason if o.reason else ''}"
                for o in outcomes]
+    # a person's card a later value supersedes: the status change is proposed, not made
+    r.proposals.extend(p for o in outcomes if o.applied for p in o.applied.proposals)
     commit_phase(ctx, r, results, None, f"{len(outcomes)} session(s), {created} card(s)")
     return r
 

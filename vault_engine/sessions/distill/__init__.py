@@ -49,6 +49,7 @@ class Outcome:
                 "created": a.created if a else [], "updated": a.updated if a else [],
                 "discarded": a.discarded if a else [], "entities": a.entities if a else [],
                 "superseded": a.superseded if a else [],
+                "proposals": [p.summary for p in a.proposals] if a else [],
                 "links": a.links if a else [], "cards": a.card_paths if a else []}
 
 

@@ -22,6 +22,7 @@ from vault_engine.store.ids import new_id, safe_filename
 from vault_engine.store.links import format_link, link_target_for, normalize_name
 from vault_engine.store.model import Card, Entity, Note, Session
 from vault_engine.store.namespaces import SHARED, Caller, agent_of
+from vault_engine.store.proposals import Proposal
 from vault_engine.store.vault import Transaction, Vault, VaultIndex
 from vault_engine.text.tokens import tokenize
 
@@ -43,6 +44,8 @@ class Applied:
     links: list[str] = field(default_factory=list)
     card_paths: list[str] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)  # "[type] Title (why)"
+    # a person's card a new value supersedes: its status change is proposed, never made
+    proposals: list[Proposal] = field(default_factory=list)
 
     def message(self, distiller: str) -> str:
         head = (f"distill: {self.session} → {len(self.created)} new, {len(self.updated)} "
@@ -50,6 +53,8 @@ class Applied:
         lines = ([f"+ {c}" for c in self.created] + [f"~ {c}" for c in self.updated]
                  + [f"= {c} (already known)" for c in self.discarded]
                  + [f"⤳ {c} superseded" for c in self.superseded]
+                 + [f"? {p.summary} (a person's card: proposed, not changed)"
+                    for p in self.proposals]
                  + [f"+ entity {e}" for e in self.entities] + [f"→ {link}" for link in self.links])
         return head + ("\n\n" + "\n".join(lines) if lines else "")
 
@@ -218,9 +223,11 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
             applied.entities.append(ed.name)
         # the latest value wins: older cards this session gives a new value for; a draft that
         # supersedes the card it resembles is a new card, not an update of the old one
-        # … never a person's card: their text is theirs (it is linked SIMILAR_TO below)
-        superseded = [sup for sup in _supersessions(vault, index, session, result)
-                      if not owners.is_persons(sup.old.path)]
+        # … a person's card is never rewritten: the new card links SUPERSEDES to it and the
+        # status change is proposed (report, review queue), as introspect does for their notes
+        found = _supersessions(vault, index, session, result)
+        superseded = [sup for sup in found if not owners.is_persons(sup.old.path)]
+        theirs = [sup for sup in found if owners.is_persons(sup.old.path)]
         replaces = {(id(sup.draft), sup.old.path) for sup in superseded}
         for draft in result.cards:
             score, near = closest_card(index, draft, namespace)
@@ -255,7 +262,7 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
             title_to_target[draft.title.casefold()] = rel.rsplit("/", 1)[-1][:-3]
         # links between drafts (and to existing cards by title)
         link_items: dict[str, list[FlowMap]] = {}
-        for sup in superseded:
+        for sup in found:
             src = title_to_target.get(sup.draft.title.casefold())
             if src is None:
                 continue
@@ -325,8 +332,17 @@ def apply_result(vault: Vault, session: Session, result: DistillResult, *,
                 applied.superseded.append(f"[{sup.old.type}] {sup.old.title} ({sup.reason})")
                 if sup.old.path not in applied.card_paths:
                     applied.card_paths.append(sup.old.path)
+            for sup in theirs:
+                new = title_to_target.get(sup.draft.title.casefold(), sup.draft.title)
+                old = link_target_for(sup.old, index.resolver)
+                applied.proposals.extend(Proposal(
+                    path=sup.old.path, action="claim-status",
+                    item={"claim": cid, "status": "superseded", "valid_until": until,
+                          "superseded_by": format_link(new)},
+                    summary=f"mark {format_link(old)} {cid} superseded by {format_link(new)} "
+                            f"({sup.reason})") for cid in sup.claim_ids)
             if not is_distilled(session) or applied.created or applied.updated or entity_files \
-                    or superseded:
+                    or found:
                 # a re-distil (--all) that learnt nothing leaves the mark alone: no commit
                 # that only touches markers
                 tx.update(session.path, lambda doc: _mark_distilled(doc, result.distiller,
@@ -340,8 +356,22 @@ def _supersessions(vault: Vault, index: VaultIndex, session: Session,
                    result: DistillResult) -> list[Supersession]:
     cards = [n for n in index.notes if isinstance(n, Card)]
     seen_at = {n.stem: n.started for n in index.notes if isinstance(n, Session) and n.started}
+    by_stem = {n.stem: n for n in index.notes if isinstance(n, Session)}
+
+    def context_of(card: Card) -> str:
+        """The turns an older card's claims cite (where it may name its subject)."""
+        texts = []
+        for claim in card.claims:
+            for ev in claim.evidence:
+                note = by_stem.get(ev.link.target) if ev.link is not None else None
+                turn = note.turn(ev.link.block or "") if note and ev.link else None
+                if turn is not None and turn.text not in texts:
+                    texts.append(turn.text)
+        return "\n".join(texts)
+
     return find_supersessions(cards, result.cards, session.started, session.stem, seen_at,
-                              vault.config.timezone())
+                              vault.config.timezone(), {t.anchor: t.text for t in session.turns},
+                              context_of)
 
 
 def _supersede_claims(doc: NoteText, ids: tuple[str, ...], until: str) -> None:

@@ -12,19 +12,29 @@ visible — never on word overlap alone, so two facts that merely sound alike bo
 - **an old value named as gone**: a noun in common, and the new text says the old value is
   gone ("不是上午 10 点了", "老的漕溪北路那个作废", "no longer X", "instead of X") while the old
   card holds it — 交接 周一上午 10 点 → 周一下午 2 点;
-- **a slot with a new value**: the same date span or a noun in common, a change cue (新地址,
-  换班, 改成, moved, changed …) next to it and other values — 快递地址 … 新地址：张杨路 1500 弄.
+- **a slot with a new value**: the same date span or a common noun in common (not a name or
+  part of one, not a verb: 地址, not 华信证券 or 保留), a change cue (新地址, 换班, 改成, moved,
+  changed …) next to it and other values — 快递地址 … 新地址：张杨路 1500 弄.
 
-Card types must be compatible: facts, events and decisions among themselves; a preference or
-an instruction only with its own kind. Only cards first seen in an earlier session are
-superseded.
+Card types must be compatible for these: facts, events and decisions among themselves; a
+preference or an instruction only with its own kind.
+
+Past these, the general rule (changes.py): **the same subject** (an identifier, a system or a
+proper name, folded so `dwd.user_events` = `dwd_user_events`, k8s = Kubernetes; from the turn
+when the statement names none), **a change cue** in the new statement in either language,
+**a value of the same kind that differs** next to it (a clock time, a date, a duration, a
+size, a count, a person, an address …) and **the same slot** (the old value named again, or a
+word both say it of). What changed is the value, whatever type each card got, so facts,
+events, decisions, preferences and instructions may supersede each other under it.
+
+Gotchas and patterns are never superseded. Only cards first seen in an earlier session are.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -35,6 +45,7 @@ from vault_engine.text.names import chinese_names, english_person_names
 from vault_engine.text.tokens import tokenize
 from vault_engine.text.when import mentions
 
+from .changes import Said, subjects, value_change
 from .model import CardDraft
 
 FAMILY = {"fact": "state", "event": "state", "decision": "state", "gotcha": "gotcha",
@@ -69,6 +80,7 @@ class _Facts:
     keys: dict[str, tuple[str, ...]]  # config key → the numbers after it
     entities: frozenset[str]
     nouns: frozenset[str]
+    slots: frozenset[str]  # common nouns only (地址, 交接时间): what a value can be of
     spans: frozenset[str]
     values: frozenset[str]
     tokens: frozenset[str]
@@ -85,18 +97,22 @@ def _facts(text: str) -> _Facts:
         if numbers:
             keys.setdefault(m.group(1), numbers)
     entities = frozenset(e.name.casefold() for e in find_entities(norm))
-    nouns = set()
+    nouns, slots = set(), set()
     for word, tag in _segmenter().tag(re.sub(r"`[^`]*`", " ", text), True):
         if len(word) >= 2 and tag[:1] in ("n", "v") and tag != "nr" and \
                 re.fullmatch(r"[\u4e00-\u9fff]+", word) and word not in GENERIC_NOUNS \
                 and not _CHANGE_RE.search(word) and not cues.hits(word):
             nouns.add(word)  # the things a statement is about (交接, 地址), not its cue words
+            if tag in ("n", "vn", "ng"):
+                slots.add(word)  # not a name (华信, 西安: the subject) nor a verb (保留)
     spans = frozenset(re.sub(r"\s+", "", m.group(0)).replace("—", "–").replace("-", "–")
                       for m in _SPAN_RE.finditer(text))
     people = set(chinese_names(text)) | set(english_person_names(text))
     values = set(_NUMBER_RE.findall(text)) | people | {
         m.group(0) for m in re.finditer(r"[\u4e00-\u9fff]{2,6}(?:路|街|弄|号)", text)}
-    return _Facts(text, keys, entities, frozenset(nouns), spans, frozenset(values),
+    named = subjects(text)  # 证券 of 华信证券 names the subject; it is no slot
+    slots = {w for w in slots if not any(w in n for n in named)}
+    return _Facts(text, keys, entities, frozenset(nouns), frozenset(slots), spans, frozenset(values),
                   frozenset(tokenize(norm)))
 
 
@@ -116,11 +132,30 @@ def _same_day(a: dt.datetime | None, b: dt.datetime | None, tz: dt.tzinfo) -> bo
     return a is not None and b is not None and a.astimezone(tz).date() == b.astimezone(tz).date()
 
 
+def _holds_values(card_type: str) -> bool:
+    return FAMILY.get(card_type, card_type) in ("state", "preference", "instruction")
+
+
 def why_superseded(new_text: str, new_type: str, old: Card, when: dt.datetime | None,
-                   tz: dt.tzinfo) -> str | None:
-    """Why the card `old` is superseded by a new statement (None: it is not)."""
-    if not _compatible(new_type, old.type or ""):
+                   tz: dt.tzinfo, *, old_when: dt.datetime | None = None, new_context: str = "",
+                   old_context: str = "") -> str | None:
+    """Why the card `old` is superseded by a new statement (None: it is not). `when`: when
+    the new statement was said; `old_when`: when the old card's session was; the contexts:
+    the turns each was said in (for a subject the statement itself does not name)."""
+    if _compatible(new_type, old.type or ""):
+        reason = _by_lexicon(new_text, old, when, tz)
+        if reason is not None:
+            return reason
+    if not (_holds_values(new_type) and _holds_values(old.type or "")):
         return None
+    return value_change(Said(new_text, when, new_context),
+                        Said(_card_text(old), old_when, old_context))
+
+
+def _by_lexicon(new_text: str, old: Card, when: dt.datetime | None,
+                tz: dt.tzinfo) -> str | None:
+    """The four phrasings of the module docstring: a config key, a date moved from the old
+    one, an old value named as gone, a slot with a new value."""
     new, prev = _facts(new_text), _facts(_card_text(old))
     for key, numbers in new.keys.items():
         if key in prev.keys and set(numbers) != set(prev.keys[key]) and \
@@ -148,7 +183,7 @@ def why_superseded(new_text: str, new_type: str, old: Card, when: dt.datetime | 
             return f"the old value {named!r} is gone"
     if differs and new.spans & prev.spans:
         return f"a new value for {sorted(new.spans & prev.spans)[0]}"
-    for noun in sorted(new.nouns & prev.nouns):
+    for noun in sorted(new.slots & prev.slots):
         if _valued(noun, new_text, new.values - prev.values) and \
                 _valued(noun, prev.text, prev.values - new.values) and _changed_near(noun, new_text):
             return f"a new value for {noun}"
@@ -179,15 +214,20 @@ def _changed_near(word: str, text: str) -> bool:
 
 def find_supersessions(cards: Sequence[Card], drafts: Sequence[CardDraft],
                        session_start: dt.datetime | None, session_stem: str,
-                       seen_at: dict[str, dt.datetime], tz: dt.tzinfo) -> list[Supersession]:
+                       seen_at: dict[str, dt.datetime], tz: dt.tzinfo,
+                       turns: Mapping[str, str] | None = None,
+                       context_of: Callable[[Card], str] | None = None) -> list[Supersession]:
     """Which existing cards the drafts of one session supersede. `seen_at`: each session's
     start by note stem (a card is older when the sessions it came from started before this
-    one)."""
+    one); `turns`: this session's turn texts by anchor, `context_of`: the text of the turns
+    an old card cites — where a statement that names no subject of its own finds it."""
     out: list[Supersession] = []
     done: set[str] = set()
     for draft in drafts:
         text = draft.title + "\n" + "\n".join(c.text for c in draft.claims)
         mine = _facts(text)
+        context = "\n".join(dict.fromkeys(
+            (turns or {}).get(a.lstrip("^"), "") for c in draft.claims for a in c.evidence))
         for old in cards:
             if old.path in done or any(session_stem == _stem(s) for s in old.source_sessions):
                 continue
@@ -198,9 +238,13 @@ def find_supersessions(cards: Sequence[Card], drafts: Sequence[CardDraft],
             if not live:
                 continue
             theirs = _facts(_card_text(old))
-            if not (mine.tokens & theirs.tokens) and not (mine.spans & theirs.spans):
+            if not (mine.tokens & theirs.tokens) and not (mine.spans & theirs.spans) and \
+                    not (subjects(text) or subjects(context)) & subjects(theirs.text):
                 continue
-            reason = why_superseded(text, draft.type, old, session_start, tz)
+            reason = why_superseded(
+                text, draft.type, old, session_start, tz, old_when=min(starts),
+                new_context=context,
+                old_context=context_of(old) if context_of and not subjects(theirs.text) else "")
             if reason is not None:
                 out.append(Supersession(draft, old, tuple(c.id for c in live), reason))
                 done.add(old.path)
