@@ -230,3 +230,44 @@ def test_cancelling_the_culprit_and_an_immediate_recovery_is_the_fix() -> None:
     assert any(c.type == "gotcha" and any(cl.text.startswith("修复：") and "pg_cancel_backend" in cl.text
                                           for cl in c.claims) for c in result.cards), \
         [(c.type, [cl.text for cl in c.claims]) for c in result.cards]
+
+
+# -- a cause said outright, what a failing system does every time, options raised -----------
+
+def test_a_cause_said_outright_is_no_order_whatever_every_time_it_holds() -> None:
+    text = "罪魁祸首就是每次重试都新建一个连接池，旧的从来不关，连接数一路涨到上限。"
+    assert kinds_of(text) == ["gotcha"]
+    assert kinds_of("The root cause is that every time the job retries it opens a new pool "
+                    "and never closes the old one.") == ["gotcha"]
+    # a cause word inside a list of section names is no cause statement
+    assert kinds_of("I'd rather have write-ups in our usual layout: Impact / Trigger / Root cause / Fix.") \
+        != ["gotcha"]
+
+
+def test_what_a_failing_system_does_every_time_orders_nothing() -> None:
+    assert directive("再加上缓存没命中，每次都回源拉全量，加起来就超时了。") is None
+    assert directive("每次发版都要先跑冒烟测试，不然容易失败。") == "instruction"
+    # 怪不得 is "no wonder", not a prohibition
+    assert directive("高峰期一半请求被限流，怪不得延迟涨得这么快。") is None
+
+
+def test_dropping_one_option_for_another_is_a_decision_and_a_proposal_is_none() -> None:
+    assert kinds_of("扣库存那块不上分布式锁，直接用数据库乐观锁，锁续期出问题反而更麻烦。") == ["decision"]
+    assert "decision" not in kinds_of("有人提议直接上 Kafka 做事件总线，我觉得现在没必要。")
+    assert "decision" not in kinds_of("Someone proposed moving everything to Kafka last week.")
+
+
+@pytest.mark.parametrize("problem,fix", [
+    ("terraform plan fails with a state lock error.", "Force-unlocked after a backup, and the plan runs again."),
+    ("pip install fails on the private git dependency.",
+     "Added the insteadOf rule with a read-only token and the install goes through."),
+])
+def test_it_runs_again_confirms_the_fix(problem: str, fix: str) -> None:
+    result = distilled(("user", problem), ("assistant", "Try that."), ("user", fix))
+    assert any(c.type == "gotcha" and any(cl.text.startswith("Fix: ") for cl in c.claims)
+               for c in result.cards), [(c.type, [cl.text for cl in c.claims]) for c in result.cards]
+
+
+def test_everything_goes_through_a_tool_is_no_fix() -> None:
+    kinds = kinds_of("Please don't put global installs in the docs; everything goes through `uv run`.")
+    assert "fix" not in kinds and "preference" in kinds

@@ -65,7 +65,7 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"每次(?!都?\s*(?:要|需要|得)?\s*[\d一二三四五六七八九十几两半]+\s*(?:分|秒|小时|天|次))(?:都)?",
          r"一律", r"必须", r"都要(?!\s*[\d一二三四五六七八九十几两半])", r"(?<!老)规矩", r"规定",
          r"永远", r"(?<![\d一二三四五六七八九十几两]\s)(?<![\d一二三四五六七八九十几两])千万(?![行条元级次个人块])",
-         r"不许", r"不准", r"不得", r"禁止",
+         r"不许", r"不准", r"(?<![怪由舍记晓])不得(?![不了])", r"禁止",
          r"每年都", r"都适用", r"要执行", r"不能有", r"所有[^，。]{1,14}都",
          r"每当", r"凡是", r"(?:也|都)(?:按|照)(?:这个|这套|这样)",
          r"(?:麻烦|请)(?:你)?以后", r"以后(?:涉及|遇到|碰到|凡是|只要)"),
@@ -86,7 +86,8 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"就定(?!了)\s*\S", r"定为", r"定成", r"不动全局", r"只改", r"以后固定用",
          r"(?:最后|最终)(?:还是)?(?:选了?|用了|定了|上了|决定)", r"(?<![可挑])选了", r"还是(?:选|用)了",
          r"统一(?:设|改|走|换|推|定|放|采用)", r"定一下[：:]",
-         r"(?:那套|这套|那个方案|这个方案)[^，。]{0,8}不(?:搞|用|要|考虑)(?:了)?"),
+         r"(?:那套|这套|那个方案|这个方案)[^，。]{0,8}不(?:搞|用|要|考虑)(?:了)?",
+         r"不(?:上|引入|搞|用)[^，。]{1,14}[，,]\s*(?:直接|改|就|还是|而是)(?:用|上|走)"),
         (r"\bdecided\b", r"\bdecision\b", r"\bwe(?:'ll|\s+will)\s+go\s+with\b", r"\bgoing\s+with\b",
          r"\blet's\s+(?:go\s+with|use|stick\s+with|switch|keep|move|drop)\b",
          r"\b(?:we|i)\s+(?:chose|picked|settled\s+on)\b", r"\bsettle\s+(?:on|something)\b",
@@ -103,7 +104,7 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (r"\bwe(?:'ll|\s+will)\s+use\b", r"\bthe\s+plan\s+is\b"),
     ),
     "gotcha": (
-        (r"根因(?:就)?(?:是|在于|[：:])", r"原因是", r"原因在于", r"问题出在", r"坑", r"踩过", r"注意",
+        (r"根因[^，。]{0,6}(?:是|在于|[：:])", r"原因是", r"原因在于", r"问题出在", r"坑", r"踩过", r"注意",
          r"罪魁祸首", r"元凶", r"症结", r"根源(?:是|在)", r"(?:查|排查|定位|挖)下来(?:是|发现)?",
          r"问题(?:就)?在于", r"(?:原因|根因)(?:终于|总算)?找到了", r"(?:不能|别|没法)指望", r"靠不住", r"指望不上",
          r"小心", r"提醒(?:一下|一点)",
@@ -143,6 +144,9 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          r"\bno\s+(?:more\s+)?[\w ]{0,20}(?:panics|errors|failures)\b", r"\bworked\b",
          r"\b(?:posts?|logins?|builds?|deploys?|requests?|uploads?|it)\s+work(?:s|ed)?\s+(?:now|again)\b",
          r"\bwent\s+from\s+[\d.]+\s*\w*\s+to\s+[\d.]+", r"\bback\s+to\s+normal\b", r"\bfine\s+now\b",
+         r"\b(?:runs?|passes|builds?|deploys?|starts?|loads?|connects?)\s+again\b",
+         r"\b(?:install(?:ation)?|build|deploy(?:ment)?|upload|request|push|job|migration|apply|it)\s+"
+         r"(?:now\s+)?(?:goes|went)\s+through\b",
          r"\b(?:error|panic|crash|leak|warning|timeout|oom|issue|problem|bug|lag)s?\s+(?:is|are)\s+gone\b",
          r"\bno\s+more\s+(?:panics?|crash\w*|errors?|timeouts?|oom\w*|leaks?|restarts?)\b",
          r"\bstopped\s+(?:crashing|failing|panicking|timing\s+out|erroring|leaking|restarting)\b"),
@@ -235,6 +239,14 @@ LEXICONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (r"\b(?:i|we)\s+(?:really\s+|much\s+|generally\s+|also\s+|do\s+)?(?:prefer|like|love|enjoy|hate"
          r"|dislike|can't\s+stand)\b", r"\bi'd\s+(?:rather|prefer)\b", r"\bmy\s+favou?rite\b",
          r"\bpreference\b", r"\bhow\s+i\s+like\b"),
+    ),
+    # a cause said outright: it makes the sentence a cause whatever else it says ("罪魁祸首就是每次
+    # 调用都 new 一个 Transport" describes what the code does every time; it orders nothing)
+    "cause": (
+        (r"根因", r"原因(?:是|在于)", r"罪魁祸首", r"元凶", r"症结", r"问题(?:就)?出在", r"(?:查|排查)下来是",
+         r"根源(?:是|在)"),
+        (r"\broot\s+cause\b", r"\bculprit\b", r"\bthe\s+(?:real\s+)?(?:problem|issue|cause|bug)\s+(?:was|is)\b",
+         r"\bcaused\s+by\b", r"\bit\s+was\s+because\b"),
     ),
     # a warning: what goes wrong otherwise — a trap even when it comes as advice
     "warning": (

@@ -56,7 +56,7 @@ _REMINDER_DUTY_RE = re.compile(
     r"(?i:\bremind\s+(?:me|us|them|the\s+\w+)\b[^.;]{0,40}\b(?:before|ahead|prior|days?|weeks?|"
     r"when|at|every|each)\b)")
 _STANDING_ORDER_RE = re.compile(
-    r"务必|一定要|必须|一律|(?<![\d一二三四五六七八九十几两]\s)(?<![\d一二三四五六七八九十几两])千万(?![行条元级次个人块])|不许|不准|不得|禁止|严禁|记住|(?<!老)规矩|规定|每次(?!都?\s*(?:要|需要|得)?\s*[\d一二三四五六七八九十几两半]+\s*(?:分|秒|小时|天|次))|"
+    r"务必|一定要|必须|一律|(?<![\d一二三四五六七八九十几两]\s)(?<![\d一二三四五六七八九十几两])千万(?![行条元级次个人块])|不许|不准|(?<![怪由舍记晓])不得(?![不了])|禁止|严禁|记住|(?<!老)规矩|规定|每次(?!都?\s*(?:要|需要|得)?\s*[\d一二三四五六七八九十几两半]+\s*(?:分|秒|小时|天|次))|"
     r"(?i:\bmust\b|\bmake\s+sure\b|\bremember\s+to\b|\bevery\s+time\b|\beach\s+time\b"
     r"|\bstanding\s+(?:rule|order|instruction)\b|\bunder\s+no\s+circumstances\b|\bnever\s+ever\b)")
 _CHECK_BEFORE_RE = re.compile(

@@ -317,6 +317,10 @@ def _specific_date(unit: Unit) -> bool:
         and day_said(m.text) for m in unit.times)
 
 
+_PROPOSED_RE = re.compile(r"(?i)^(?:有人|他们|对方|[\u4e00-\u9fff]{2,3})?(?:提议|提出|建议过|说要不)|"
+                          r"^(?:someone|they|\w+)\s+(?:suggested|proposed)\b")
+
+
 def _user_type(unit: Unit, text: str, active: str, oneoff_share: float,
                hits: dict[str, list[str]], header: Unit | None) -> str | None:
     """The user's own words, by precedence (docs/distill.md): a label; a one-off task; an
@@ -348,6 +352,10 @@ def _user_type(unit: Unit, text: str, active: str, oneoff_share: float,
     if "fix" in hits and "status" not in hits and "self_recovery" not in hits and (
             "error" in hits or "fix" in cues.hits(text) and not cues.has(active, "instruction")):
         return "fix"
+    if "cause" in hits and "gotcha" in hits and "liking" not in hits and _content_words(active, "gotcha") >= 5:
+        return "gotcha"  # a cause said outright describes, whatever 每次/always it holds
+    if _PROPOSED_RE.match(strip_filler(active, labels=False)):
+        return None  # "有人提议直接上 Grafana OnCall": an option someone raised, not a choice made
     said = mood.mask_mentions(text)  # the reason clauses too: active_text leaves them out
     wish = directive(active)
     if "error" not in hits and wish != "preference" and (

@@ -52,6 +52,8 @@ def directive(text: str) -> str | None:
     if not body:
         return None
     hits = cues.hits(body)
+    if _describes_every_time(body, hits):
+        return None  # "每次都全量往 OSS 传，…超过 timeout 了": what a failing system does each time
     liking = "liking" in hits
     duty = mood.duty(body)
     standing = duty + (1 if "instruction" in hits else 0)
@@ -65,6 +67,18 @@ def directive(text: str) -> str | None:
         return "preference" if (mood.serves_me(body) and mood.style_object(body) or mood.personal(body)) \
             and not _reminder(body) else "instruction"
     return "preference" if wish >= 2 else "instruction"
+
+
+_MODAL_RE = re.compile(r"(?i)你|以后|要(?![\s\d一二三四五六七八九十几两半])|得(?:先|要|把)|请|记得|必须|务必|别|不要|"
+                       r"不能|"
+                       r"\b(?:you|must|should|please|make\s+sure)\b")
+
+
+def _describes_every_time(body: str, hits: dict[str, list[str]]) -> bool:
+    """每次 / every time with a failure and no one told to do anything describes, not orders."""
+    orders = hits.get("instruction", [])
+    return bool(orders) and all(re.match(r"(?i)每次|every\s+time|each\s+time", w) for w in orders) \
+        and "error" in hits and not _MODAL_RE.search(body)
 
 
 def _reminder(text: str) -> bool:
