@@ -38,7 +38,6 @@ from .retrieval import (
     bm25_scores,
     complete_rankings,
     dense_query,
-    feedback_vector,
     vector_ranking,
 )
 
@@ -83,19 +82,26 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     depth = settings.depth if query.depth is None else query.depth
     # the same search depth for every --top-k up to POOL: the first results never move
     k_search = 200 if top_k <= POOL else top_k * 20
+    rankings: list[list[tuple[int, float]]] = []
+    cos: dict[int, float] = {}
+    if qvec is not None:
+        vec = vector_ranking(index, qvec, k_search)
+        cos = dict(vec)
+        rankings.append(vec)
     lexical_scores = None
-    lexical: list[tuple[int, float]] | None = None
     if text and query.mode in ("hybrid", "bm25"):
         lexical_scores = bm25_scores(index, text)
-        lexical = bm25_ranking(lexical_scores, k_search)
-    cos: dict[int, float] = {}
-    fused = first_stage(index, qvec, lexical, lexical_scores, k_search, settings, cos)
-    if qvec is not None and settings.feedback_weight and settings.feedback_turns:
-        # dense pseudo-relevance feedback: the query vector moved towards its best turns
-        moved = feedback_vector(index, fused, qvec, settings.feedback_turns,
-                                settings.feedback_weight, query, namespaces)
-        if moved is not None:
-            fused = first_stage(index, moved, lexical, lexical_scores, k_search, settings, {})
+        rankings.append(bm25_ranking(lexical_scores, k_search))
+    if settings.complete_scores and qvec is not None and lexical_scores is not None:
+        rankings = complete_rankings(index, rankings, lexical_scores, qvec)
+    if qvec is not None:
+        rankings[0] = blend_context(index, rankings[0], qvec, settings.context_weight)
+    if settings.fusion == "rrf":
+        fused = rrf_fusion(rankings, settings.rrf_k)
+    else:
+        weights = ([settings.dense_weight] if qvec is not None else []) + (
+            [1.0 - settings.dense_weight] if len(rankings) > (qvec is not None) else [])
+        fused = weighted_fusion(list(zip(weights, rankings, strict=False)))
     intent = query_intent(text)
     if intent.when:
         fused = boost_timed(index, fused, settings.time_weight)
@@ -180,29 +186,6 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
                                                                               strict=True)],
             "latency_ms": result["latency_ms"], "expanded": bool(query.expand and depth > 0)})
     return result
-
-
-def first_stage(index: Any, qvec: Any, lexical: list[tuple[int, float]] | None,
-                lexical_scores: Any, k_search: int, settings: RecallSettings,
-                cos: dict[int, float]) -> dict[int, float]:
-    """Vector search and BM25, each candidate completed from the other side, the turn read
-    in context, fused: unit → score. `cos` receives the query's cosine to each vector hit."""
-    rankings: list[list[tuple[int, float]]] = []
-    if qvec is not None:
-        vec = vector_ranking(index, qvec, k_search)
-        cos.update(vec)
-        rankings.append(vec)
-    if lexical is not None:
-        rankings.append(lexical)
-    if settings.complete_scores and qvec is not None and lexical_scores is not None:
-        rankings = complete_rankings(index, rankings, lexical_scores, qvec)
-    if qvec is not None:
-        rankings[0] = blend_context(index, rankings[0], qvec, settings.context_weight)
-    if settings.fusion == "rrf":
-        return rrf_fusion(rankings, settings.rrf_k)
-    weights = ([settings.dense_weight] if qvec is not None else []) + (
-        [1.0 - settings.dense_weight] if len(rankings) > (qvec is not None) else [])
-    return weighted_fusion(list(zip(weights, rankings, strict=False)))
 
 
 def recall_in_vault(root: Path, query: Mapping[str, Any], *,

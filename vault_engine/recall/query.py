@@ -119,8 +119,6 @@ class RecallSettings:
     session_bm25_weight: float = 0.4  # a note's BM25 evidence over all its units
     date_weight: float = 0.3  # notes dated on a day or month the query names
     time_weight: float = 0.1  # a time question: turns that say when gain this (fused 0–1)
-    feedback_turns: int = 3  # dense pseudo-relevance feedback: the first pass's best turns …
-    feedback_weight: float = 0.0  # … whose mean vector moves the query by this (0: off)
     expand_exclude: tuple[str, ...] = ()  # relation types a free-text search does not follow
     diversify: bool = True  # a search gives each session that adds something new a slot
     complete_scores: bool = True  # score every candidate on both sides (see retrieval.complete_rankings)

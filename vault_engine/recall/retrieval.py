@@ -161,37 +161,3 @@ def blend_context(index: RecallIndex, ranking: list[tuple[int, float]], qvec: An
     scores[has] = (1.0 - weight) * scores[has] + weight * (np.asarray(vectors[rows[has]]) @ q)
     order = np.argsort(-scores, kind="stable")
     return [(int(units[i]), float(scores[i])) for i in order]
-
-
-def feedback_vector(index: RecallIndex, fused: dict[int, float], qvec: Any, turns: int,
-                    weight: float, query: Any, namespaces: set[str] | None) -> Any:
-    """Dense pseudo-relevance feedback (Rocchio): the query vector moved towards the mean of
-    the stored vectors of the `turns` best units of the first pass, q' = normalise(q +
-    weight·mean). Only units the caller may see take part; nothing is embedded again. None
-    when no unit has a vector."""
-    import numpy as np
-
-    from .query import passes
-
-    unit_ns = index.unit_ns
-    ns_only = not (query.types or query.tags or query.kinds or query.as_of is not None)
-    allowed = None if namespaces is None else {
-        i for i, n in enumerate(index.namespaces) if n in namespaces}
-    picked = []
-    for unit, _ in sorted(fused.items(), key=lambda x: (-x[1], x[0])):
-        if len(picked) >= turns:
-            break
-        if ns_only and unit_ns is not None:
-            if allowed is not None and int(unit_ns[unit]) not in allowed:
-                continue
-        elif not passes(index.row(unit), query, namespaces):
-            continue
-        v = index.unit_vector(unit)
-        if v is not None:
-            picked.append(np.asarray(v, dtype=np.float32))
-    if not picked:
-        return None
-    q = np.asarray(qvec, dtype=np.float32).reshape(-1)
-    moved = q + weight * np.mean(picked, axis=0)
-    norm = float(np.linalg.norm(moved))
-    return moved / norm if norm else None
