@@ -171,7 +171,8 @@ def evaluate(vault: Vault, name: str, sample: dict, embedder: Any, mode: str,
                  for a in n.get("anchors", [])]
         first_turn = next((i for i, t in enumerate(turns, 1) if t in gold_turns), None)
         rows.append({
-            "category": cat, "latency_ms": latency,
+            "category": cat, "latency_ms": latency, "question": f"{name}: {qa['question']}",
+            "gold_ranks": {g: ranked.index(g) + 1 if g in ranked else None for g in sorted(gold)},
             "r5": len(gold & set(ranked[:5])) / len(gold),
             "r10": len(gold & set(ranked[:10])) / len(gold),
             "mrr": 1 / first if first else 0.0,
@@ -352,6 +353,9 @@ def main() -> None:
                          "weights, GRID_AXES), e.g. --grid time_weight=0,0.1 date_weight=0.1,0.3")
     ap.add_argument("--ablation", action="store_true",
                     help="The defaults and each mechanism switched off alone, per category.")
+    ap.add_argument("--misses", action="store_true",
+                    help="Also list (on stderr) each question with a gold session outside the "
+                         "top 10, and where its gold sessions ranked (None: not in the top 10).")
     ap.add_argument("--export-eval", type=Path, default=None, metavar="DIR",
                     help="Write the questions as `alaya eval` datasets (seed 000 §7.4) and exit.")
     args = ap.parse_args()
@@ -380,6 +384,12 @@ def main() -> None:
             results[mode] += evaluate(vault, name, sample, cached, mode, settings,
                                       cards_vote=args.distill, expand=args.expand)
     cached.save()
+    if args.misses:
+        for mode, rows in results.items():
+            for r in rows:
+                if r["r10"] < 1:
+                    print(f"  [{mode}, {CATEGORIES[r['category']]}] {r['question']} — gold "
+                          f"session ranks {r['gold_ranks']}", file=sys.stderr)
     report({mode: summarise(rows) for mode, rows in results.items()}, args.out)
 
 
