@@ -88,6 +88,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "time_weight": 0.1,  # a time question ("when …", "什么时候"): turns that say when
         "diversify": True,  # each session that adds something new gets a slot (docs/recall.md)
         "expand_exclude": [],  # relation types a free-text search's expansion does not follow
+        "intent_weight": 1.5,  # an expansion step the way the question asks ("why" → a cause)
     },
     "rerank": {  # optional: re-order recall's best candidates with a model (off by default)
         "provider": "none",  # none | openai (a /rerank endpoint, cross-encoder) | llm (chat)

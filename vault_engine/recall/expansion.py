@@ -1,13 +1,20 @@
 """Recall stage 4, graph expansion: breadth-first from the best hits (or the nodes asked for)
 along every relation, or only along the asked-for types and those close to them
-(vault_engine.store.relations)."""
+(vault_engine.store.relations).
+
+A node reached scores by its path: its parent's score × the edge's weight × the step's
+relation similarity × a depth decay. For a free-text search the step's similarity is 1 along
+an edge and 0.8 against it, and `[recall] intent_weight` when the step goes the way the
+question asks (recall/intent.py: "why …" → a step to a cause, along CAUSED_BY or back along
+CAUSES; "what did … lead to" → to an effect; "what happened next" → along TEMPORAL_NEXT):
+the cause of a symptom the question found outranks the symptom session's weaker cards."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
 from vault_engine.errors import UsageError
-from vault_engine.store.relations import relation_similarity
+from vault_engine.store.relations import FAMILIES, classify, relation_similarity
 
 from .fusion import Hit
 from .index import RecallIndex
@@ -67,11 +74,32 @@ def through_facts(index: RecallIndex, parent: Hit, edges: Iterable[tuple[int, st
             yield target, rel, weight * cited[stem] / top
 
 
+DECAY = 0.8  # each step away from a seed keeps this share of the path's score
+
+
+def goes_as_asked(rel: str, direction: str, intent: str | None) -> bool:
+    """Does a step along `rel` (from its source when `direction` is "out", back from its
+    target when "in") go the way the question asks? "why" (CAUSED_BY) is answered by a
+    step along CAUSED_BY or DUE_TO, or back along CAUSES or LED_TO; a symmetric family
+    (SIMILAR_TO) has no way and never matches a causal or temporal question."""
+    if intent is None:
+        return False
+    have, want = classify(rel), classify(intent)
+    if have is None or want is None or have[0] != want[0] or not FAMILIES[have[0]][1]:
+        return False
+    way = have[1] if direction == "out" else -have[1]
+    return way == want[1]
+
+
 def expand(index: RecallIndex, seeds: list[Hit], hits: dict[int, Hit], wanted: Sequence[str],
             depth: int, settings: RecallSettings, query: RecallQuery,
-            namespaces: set[str] | None, exclude_seeds: bool) -> None:
+            namespaces: set[str] | None, exclude_seeds: bool,
+            intent: str | None = None) -> None:
     """Breadth-first along edges; with `wanted` relations only along close types. A free-text
-    search follows every type but those `[recall] expand_exclude` leaves out."""
+    search follows every type but those `[recall] expand_exclude` leaves out, and a step
+    the way the question asks (`intent`, a relation type) weighs `[recall] intent_weight`. A
+    direct hit keeps its own score (raising it would push the other sessions down with the
+    seed session's own cards); a node reached twice keeps its better path."""
     frontier = [(s, 0) for s in seeds]
     seen = {s.node for s in seeds}
     excluded = set(settings.expand_exclude) if not wanted else set()
@@ -87,10 +115,13 @@ def expand(index: RecallIndex, seeds: list[Hit], hits: dict[int, Hit], wanted: S
             for target, rel, weight in edges:
                 if rel in excluded:
                     continue
+                asked = False
                 if wanted:
                     sim = max(relation_similarity(rel, w) for w in wanted)
                     if sim < settings.rel_threshold:
                         continue
+                elif goes_as_asked(rel, direction, intent):
+                    sim, asked = settings.intent_weight, True
                 else:
                     sim = 1.0 if direction == "out" else 0.8
                 if not index.visible(target, namespaces):
@@ -98,7 +129,7 @@ def expand(index: RecallIndex, seeds: list[Hit], hits: dict[int, Hit], wanted: S
                 unit = int(index.node_unit[target])
                 if unit >= 0 and not passes(index.row(unit), query, namespaces):
                     continue
-                score = parent.score * weight * sim * 0.8
+                score = parent.score * weight * sim * DECAY
                 existing = hits.get(target)
                 if target in seen and existing is not None:
                     if wanted and existing.matched_rel is None and existing is not parent:
@@ -107,11 +138,13 @@ def expand(index: RecallIndex, seeds: list[Hit], hits: dict[int, Hit], wanted: S
                         existing.matched_rel, existing.rel_similarity = rel, round(sim, 3)
                         existing.via, existing.depth = parent.node, d + 1
                     elif existing.depth > 0 and score > existing.score:
-                        existing.score = score
+                        existing.score = score  # the better path
+                        existing.matched_rel, existing.via = rel, parent.node
+                        existing.rel_similarity = 1.0 if asked else round(sim, 3)
                     continue
                 seen.add(target)
                 hit = Hit(node=target, score=score, depth=d + 1, matched_rel=rel,
-                          rel_similarity=round(sim, 3), via=parent.node,
+                          rel_similarity=1.0 if asked else round(sim, 3), via=parent.node,
                           units=[(unit, 0.0)] if unit >= 0 else [])
                 hits[target] = hit
                 frontier.append((hit, d + 1))

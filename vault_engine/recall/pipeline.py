@@ -128,7 +128,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     wanted = tuple(query.relations)
     if query.expand and depth > 0 and seeds:
         expand(index, seeds, hits, wanted, depth, settings, query, namespaces,
-               exclude_seeds=bool(query.from_nodes))
+               exclude_seeds=bool(query.from_nodes), intent=intent.relation)
 
     rerank = reranker is not None and bool(text) and not wanted
     shown = max(top_k, reranker.top_n) if rerank else top_k  # the reranker sees top_n

@@ -120,6 +120,7 @@ class RecallSettings:
     date_weight: float = 0.3  # notes dated on a day or month the query names
     time_weight: float = 0.1  # a time question: turns that say when gain this (fused 0–1)
     expand_exclude: tuple[str, ...] = ()  # relation types a free-text search does not follow
+    intent_weight: float = 1.5  # a step the way the question asks ("why" → CAUSED_BY)
     diversify: bool = True  # a search gives each session that adds something new a slot
     complete_scores: bool = True  # score every candidate on both sides (see retrieval.complete_rankings)
 
@@ -134,7 +135,8 @@ class RecallSettings:
                    context_weight=r["context_weight"],
                    session_bm25_weight=r["session_bm25_weight"], date_weight=r["date_weight"],
                    time_weight=r["time_weight"], diversify=r["diversify"],
-                   expand_exclude=tuple(r["expand_exclude"]))
+                   expand_exclude=tuple(r["expand_exclude"]),
+                   intent_weight=r["intent_weight"])
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",

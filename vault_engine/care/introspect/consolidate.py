@@ -237,11 +237,15 @@ def _route(r: PhaseResult, index: VaultIndex, owners: Authorship,
     return keep_similar, keep_mentions, keep_causes
 
 
-def related_pairs(index: VaultIndex, cards: Iterable[Card]) -> set[frozenset[str]]:
-    """Pairs of paths already joined by a relation of one of `cards` (either direction)."""
+def related_pairs(index: VaultIndex, cards: Iterable[Card],
+                  family: str | None = None) -> set[frozenset[str]]:
+    """Pairs of paths already joined by a relation of one of `cards` (either direction);
+    with `family`, only by a relation of that family ("causal")."""
     linked = set()
     for c in cards:
         for rel in c.relations:
+            if family is not None and (classify(rel.type) or ("",))[0] != family:
+                continue
             res = index.resolver.resolve_link(rel.link, c.path)
             if res.note is not None:
                 linked.add(frozenset({c.path, res.note.path}))
@@ -286,15 +290,27 @@ def entity_mentions(index: VaultIndex, cards: Sequence[Card],
 
 # "…, which caused replication lag of 40 minutes": what follows is an effect of this card
 _EFFECT_RE = re.compile(r"(?i)\b(?:caused|causes|causing|led\s+to|leads\s+to|leading\s+to|"
-                        r"resulted\s+in|results\s+in|triggered|triggers)\s+(?P<phrase>[^.;:!?,()]+)")
+                        r"resulted\s+in|results\s+in|triggered|triggers)\s+(?P<phrase>[^.;:!?,()]+)"
+                        r"|(?:导致|造成|引起|引发)了?(?P<zh>[^。；;：:！!？?，,、（）()]+)")
 
+# "…; the expired certificate on the auth endpoint is the result": what comes before is an
+# effect of this card (the phrase before "is the result", not "is the result of")
+_RESULT_RE = re.compile(r"(?i)(?:^|[;:,]\s*)(?P<phrase>[^.;:!?,()]+?)\s+(?:is|was|are|were)\s+"
+                        r"the\s+(?:direct\s+)?(?:result|consequence|outcome)\b(?!\s+of)"
+                        r"|(?:^|[；;：:，,。])(?P<zh>[^。；;：:！!？?，,、（）()]+?)就?是(?:这个的)?"
+                        r"(?:结果|后果)")
 
-# "…, caused by expired credentials": what follows is a cause named by this card
+# "…, caused by expired credentials", "the root cause was the nightly backup …": what
+# follows is a cause named by this card
 _CAUSE_RE = re.compile(r"(?i)\b(?:caused\s+by|because\s+of|due\s+to|triggered\s+by|"
-                       r"started\s+when)\s+(?P<phrase>[^.;:!?,()]+)")
+                       r"started\s+when|(?:root\s+)?cause\s+(?:was|is)|culprit\s+(?:was|is)|"
+                       r"result\s+of|turned\s+out\s+to\s+be)\s+(?P<phrase>[^.;:!?,()]+)"
+                       r"|(?:根因|根本原因|原因|罪魁祸首|起因)(?:是|在于|出在)(?P<zh>[^。；;：:！!？?，,、（）()]+)"
+                       r"|(?:由于|因为)(?P<zh2>[^。；;：:！!？?，,、（）()]+)")
 
 
 CAUSAL_PHRASE_TOKENS = (2, 5)  # a phrase is its first 2–5 content words (stemmed)
+LOOSE_FROM = 4  # a phrase of this many words or more may miss one of them in the other card
 
 
 def _sessions_of(card: Card) -> frozenset[str]:
@@ -306,11 +322,15 @@ def causal_links(index: VaultIndex, cards: Sequence[Card],
                  skip: Iterable[str] = ()) -> list[tuple[Card, Card, str]]:
     """Causal chains across sessions: card B says it caused a phrase ("…, which caused
     replication lag of 40 minutes") and card A, from another session, describes that phrase
-    ("the replica had replication lag of 40 minutes") → A CAUSED_BY B. Likewise A names its
-    cause ("… caused by the expired archive credentials") and B, from another session, is
+    ("the replica had replication lag of 40 minutes") → A CAUSED_BY B; or B says the phrase
+    is its result ("…; the expired certificate on the auth endpoint is the result"). Likewise
+    A names its cause ("… caused by the expired archive credentials", "the root cause was
+    the nightly backup holding its table lock", "根因是…") and B, from another session, is
     about it. A phrase is its first content words (stemmed, stopwords out, 2–5 of them), and
-    every one must be among the other card's words: specific enough that "the disk" alone
-    never links two incidents. Returns (effect card, cause card, phrase)."""
+    every one must be among the other card's words — all but one when the phrase has
+    LOOSE_FROM words or more ("holding its table lock" finds "takes … lock on every table"):
+    specific enough that "the disk" alone never links two incidents. Chinese phrases
+    (导致了…, 原因是…, 由于…) the same way. Returns (effect card, cause card, phrase)."""
     from vault_engine.text.tokens import tokenize
 
     skipped = set(skip)
@@ -326,25 +346,30 @@ def causal_links(index: VaultIndex, cards: Sequence[Card],
     by_path = {c.path: c for c in live}
 
     def about(key: frozenset[str]) -> list[Card]:
-        """The cards that contain every word of a phrase (rarest word's postings first)."""
-        lists = sorted((postings.get(t, set()) for t in key), key=len)
-        hits = set(lists[0]).intersection(*lists[1:]) if lists else set()
-        return [by_path[p] for p in sorted(hits)]
+        """The cards that contain every word of a phrase, or all but one of a long one."""
+        need = len(key) - (1 if len(key) >= LOOSE_FROM else 0)
+        counts: dict[str, int] = {}
+        for t in key:
+            for p in postings.get(t, ()):
+                counts[p] = counts.get(p, 0) + 1
+        return [by_path[p] for p in sorted(counts) if counts[p] >= need]
     lo, hi = CAUSAL_PHRASE_TOKENS
 
     def phrases(card: Card, pattern: re.Pattern[str]) -> list[tuple[frozenset[str], str]]:
         out = []
         for claim in card.claims:
             for m in pattern.finditer(claim.text):
-                toks = [t for t in tokenize(m.group("phrase")) if t not in common][:hi]
+                said = next(g for g in m.groups() if g)
+                toks = list(dict.fromkeys(t for t in tokenize(said) if t not in common))[:hi]
                 if len(toks) >= lo:
-                    out.append((frozenset(toks), m.group("phrase").strip()))
+                    out.append((frozenset(toks), said.strip()))
         return out
 
-    linked = related_pairs(index, live)
+    linked = related_pairs(index, live, "causal")  # a SIMILAR_TO says nothing of the cause
     found: dict[tuple[str, str], tuple[Card, Card, str]] = {}
     for card in live:
-        for key, phrase in phrases(card, _EFFECT_RE):  # card caused the phrase
+        for key, phrase in phrases(card, _EFFECT_RE) + phrases(card, _RESULT_RE):
+            # card caused the phrase
             for other in about(key):
                 if not sessions[card.path] & sessions[other.path]:
                     found.setdefault((other.path, card.path), (other, card, phrase))
