@@ -16,46 +16,16 @@ Chinese and English sentences written for this file (not taken from the benchmar
 
 from __future__ import annotations
 
-import datetime as dt
-from zoneinfo import ZoneInfo
-
 import pytest
 
-from vault_engine.sessions.distill.causes import link_problems
-from vault_engine.sessions.distill.classify import Unit, assign, turn_units
 from vault_engine.sessions.distill.directive import directive
-from vault_engine.sessions.distill.rules import RulesDistiller
-from vault_engine.store.model import Session, Turn
 from vault_engine.text.segment import sentences
 
-SHANGHAI = ZoneInfo("Asia/Shanghai")
-WHEN = dt.datetime(2026, 10, 12, 10, 0, tzinfo=SHANGHAI)  # a Monday
-
-
-def turns_of(*said: tuple[str, str]) -> list[Turn]:
-    return [Turn(anchor=f"t{i}", index=i, role=role, name="Wen" if role == "user" else None,
-                 timestamp=WHEN + dt.timedelta(minutes=i), text=text, line=0)
-            for i, (role, text) in enumerate(said, 1)]
-
-
-def units_of(*said: tuple[str, str]) -> list[list[Unit]]:
-    by_turn = []
-    for t in turns_of(*said):
-        units = turn_units(t, WHEN)
-        assign(units)
-        by_turn.append(units)
-    link_problems(by_turn)
-    return by_turn
+from .test_distill_types import distilled, units_of
 
 
 def kinds_of(text: str, role: str = "user") -> list[str | None]:
     return [u.kind for u in units_of((role, text))[0] if not u.consumed]
-
-
-def distilled(*said: tuple[str, str]):  # type: ignore[no-untyped-def]
-    session = Session(path="sessions/x.md", kind="session", id="s", title="s", meta={}, body="",
-                      body_line=0, checksum="", started=WHEN)
-    return RulesDistiller(SHANGHAI).distill(session, turns_of(*said))
 
 
 # -- sentences ------------------------------------------------------------------------------
