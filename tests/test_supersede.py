@@ -231,3 +231,85 @@ def test_a_persons_card_is_proposed_to_never_rewritten(zh_vault: Path, tmp_path:
     items = pending(Vault.open(zh_vault))
     assert [i.path for i in items] == [mine.path]
     assert "status: superseded" in items[0].diff and "valid_until" in items[0].diff
+
+
+# -- who holds a value: a role, a person's event, a release ----------------------------------
+
+HELD = [
+    # zh → en: a person as the value, the role as the subject (primary on-call ≈ 主值班)
+    ("payment 线的 primary on-call 是符文博，secondary 是韦婷。",
+     "Fu Wenbo is off sick, so Wei Ting is taking over as primary on-call for the payments line.",
+     "person"),
+    # en → zh: the owner of a thing changed hands (owner ≈ 负责人)
+    ("Tom Becker owns the billing migration.", "billing 迁移的负责人换成陈静了。", "person"),
+    # zh: a family's moving date moved — the event (搬家) and the person both statements name
+    ("黎佳怡家定了 5 月 16 号搬家，从古北搬到闵行。", "黎佳怡说搬家改到 5 月 23 号了，房东交房晚了一周。", "date"),
+    # zh → en: a person's check-up pushed back (体检 ≈ checkup)
+    ("陈静 5 月 12 号去体检。", "陈静's checkup was pushed to May 19.", "date"),
+    # zh → en: a release's launch (上架 ≈ launch), the version as the subject
+    ("iOS 4.8.0 定在 5 月 6 日上架，这版带新收银台。",
+     "Resubmitted 4.8.0 build 1127. New launch date is Thursday May 14.", "date"),
+    # en: a version's release slipped
+    ("v2.3 release is planned for May 7.", "The v2.3 release slipped to May 20.", "date"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "kind"), HELD)
+def test_a_value_held_by_a_role_a_person_or_a_release(old: str, new: str, kind: str) -> None:
+    why = value_change(Said(new, SAID_NEW), Said(old, SAID_OLD))
+    assert why is not None and why.startswith(kind), why
+
+
+HELD_APART = [
+    # a role of another thing: the search on-call is not the payments on-call
+    ("payment 线的 primary on-call 是符文博。", "Wei Ting is taking over as primary on-call for search."),
+    # the owner of another thing
+    ("Tom Becker owns the billing migration.", "search 的负责人换成陈静了。"),
+    # another role of the same line: the owner of payments is not its on-call
+    ("payment 线的 primary on-call 是符文博。", "The payments owner is now Wei Ting."),
+    # one person, two events: her check-up moved, not her move
+    ("黎佳怡家定了 5 月 16 号搬家。", "黎佳怡的体检改到 5 月 9 号了。"),
+    # one event, two people: his move is not hers
+    ("黎佳怡家定了 5 月 16 号搬家。", "张伟搬家改到 5 月 23 号了。"),
+    # zh → en: a person's event and a meeting about it — no change cue next to the date
+    ("Maya Chen flies to Berlin on May 12.", "Maya Chen 5 月 14 日要交季度报告。"),
+    # two releases: 4.8.0's date is not 4.9.0's
+    ("iOS 4.8.0 定在 5 月 6 日上架。", "The 4.9.0 launch moved to June 3."),
+    # "from 2min to 5min" changes no statement that never said 2min (a timeout of 15 分钟)
+    ("risk-feature-agg 的 checkpoint 一直超时，下游延迟一度飙到 15 分钟。",
+     "risk-feature-agg: the checkpoint interval changed from 2min to 5min."),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), HELD_APART)
+def test_values_of_other_holders_are_no_change(old: str, new: str) -> None:
+    assert value_change(Said(new, SAID_NEW), Said(old, SAID_OLD)) is None
+
+
+def test_a_role_a_move_and_a_launch_in_a_vault(zh_vault: Path, tmp_path: Path) -> None:
+    old = session("zh-handover", [
+        ("欧阳蕾", "下周开始两周，payment 线的 primary on-call 是符文博，secondary 是韦婷。"),
+        ("黎佳怡", "私事记一下：我们家定了 5 月 16 号搬家，从古北搬到闵行。"),
+        ("欧阳蕾", "iOS 4.8.0 定在 5 月 6 日上架，这版带新收银台。"),
+        ("黎佳怡", "另外我 5 月 9 号去做年度体检，在美年大健康。"),
+    ], T0 - 14 * DAY)
+    new = session("en-weekly-sync", [
+        ("Kenji Watanabe", "Fu Wenbo is off sick, so Wei Ting is taking over as primary on-call for the "
+                           "payments line through Sunday May 10."),
+        ("黎佳怡", "对了，私事顺便说一下：搬家改到 5 月 23 号了，房东那边交房晚了一周。"),
+        ("Olivia Brandt", "Resubmitted 4.8.0 build 1127 at 23:40 last night. New launch date is Thursday May 14."),
+    ], T0)
+    out = distil(zh_vault, tmp_path, old, new)
+    later = next(s for s in out["sessions"] if s["session"] == "en-weekly-sync")
+    assert len(later["superseded"]) == 3, later["superseded"]
+    for old_phrase, new_phrase in (("primary on-call 是符文博", "Wei Ting is taking over"),
+                                   ("5 月 16 号搬家", "搬家改到 5 月 23 号"),
+                                   ("5 月 6 日上架", "New launch date")):
+        before, after = card_with(zh_vault, old_phrase), card_with(zh_vault, new_phrase)
+        assert all(c.status == "superseded" and c.valid_until for c in before.claims), before.title
+        assert supersedes(after, before), (after.title, after.relations)
+    # "New launch date is …" leans on the sentence before it: the card names the build
+    assert "1127" in " ".join(c.text for c in card_with(zh_vault, "New launch date").claims)
+    # her check-up is another event of hers: it stays
+    checkup = card_with(zh_vault, "体检")
+    assert all(c.status == "supported" for c in checkup.claims)

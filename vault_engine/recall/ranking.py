@@ -26,7 +26,7 @@ def wants_current(text: str) -> bool:
 
 def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[str],
          top_k: int, settings: RecallSettings, *, current: bool = False,
-         listing: bool = False) -> list[Hit]:
+         listing: bool = False, query: str = "") -> list[Hit]:
     """The heuristic distance h = α·concept + β·relation + γ·depth for the hits that can be
     shown, their order (by score for a search, by h when navigating relations), then MMR.
 
@@ -42,12 +42,13 @@ def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[s
     qv = np.asarray(qvec, dtype=np.float32) if qvec is not None else None
     pool = max(POOL, top_k)
     for hit in hits.values():
-        unit = hit.units[0][0] if hit.units else int(index.node_unit[hit.node])
-        if unit >= 0 and index.row(unit).get("superseded"):
+        if _superseded(index, hit):
             hit.score *= CURRENT_FACTOR if current else SUPERSEDED_FACTOR
     if current:
-        for node in superseded_sessions(index, hits):
+        later = superseded_sessions(index, hits)
+        for node in later:
             hits[node].score *= CURRENT_FACTOR
+        _demote_stale_cards(index, hits, later, query)
     candidates = list(hits.values()) if wanted else sorted(
         hits.values(), key=lambda h: (-h.score, h.node))[:pool]
     for hit in candidates:
@@ -71,6 +72,11 @@ def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[s
         if settings.diversify:
             ranked = diversify(index, ranked, listing)
     return mmr(index, ranked, pool, settings.mmr_lambda)[:top_k]
+
+
+def _superseded(index: RecallIndex, hit: Hit) -> bool:
+    unit = hit.units[0][0] if hit.units else int(index.node_unit[hit.node])
+    return unit >= 0 and bool(index.row(unit).get("superseded"))
 
 
 def sessions_of(index: RecallIndex, hit: Hit) -> frozenset[str]:
@@ -111,15 +117,16 @@ def diversify(index: RecallIndex, ranked: list[Hit], listing: bool) -> list[Hit]
     return fresh + repeats
 
 
-def superseded_sessions(index: RecallIndex, hits: dict[int, Hit]) -> set[int]:
+def superseded_sessions(index: RecallIndex, hits: dict[int, Hit]) -> dict[int, set[int]]:
     """Sessions among the hits whose value a later session among the hits replaced: a card
     of the later one SUPERSEDES a card of the earlier one, and one of the two cards is itself
     a hit (the question is about that value). For "现在… / currently" the later session then
-    ranks first, as its card does."""
+    ranks first, as its card does. Each earlier session maps to the cards of those pairs
+    (the superseding card and the one it supersedes)."""
     sessions = {n for n in hits if index.node_kind(n) == "session"}
     if len(sessions) < 2:
-        return set()
-    out: set[int] = set()
+        return {}
+    out: dict[int, set[int]] = {}
     for new_session in sessions:
         for card, rel, _ in index.neighbours(new_session, "in"):
             if rel != "EXTRACTED_FROM":
@@ -127,9 +134,43 @@ def superseded_sessions(index: RecallIndex, hits: dict[int, Hit]) -> set[int]:
             for old_card, rel2, _ in index.neighbours(card, "out"):
                 if rel2 != "SUPERSEDES" or (card not in hits and old_card not in hits):
                     continue
-                out |= {s for s, rel3, _ in index.neighbours(old_card, "out")
-                        if rel3 == "EXTRACTED_FROM" and s in sessions and s != new_session}
+                for s, rel3, _ in index.neighbours(old_card, "out"):
+                    if rel3 == "EXTRACTED_FROM" and s in sessions and s != new_session:
+                        out.setdefault(s, set()).update({card, old_card})
     return out
+
+
+def _demote_stale_cards(index: RecallIndex, hits: dict[int, Hit], later: dict[int, set[int]],
+                        query: str) -> None:
+    """For "现在…": a card that comes from a superseded session alone goes down with its
+    session when every word of the question it matches is matched by the pair of cards of
+    the change too (the new value's card and the old one's) — it is about the value that
+    changed: "checkpoint 一直超时" under "risk-feature-agg 现在的 checkpoint interval", where
+    the card that moved the interval from 2min to 5min matches all it does. A card of that
+    session that matches what the change does not ("P1 和 P2 的告警现在通知到哪里", after an
+    on-call swap) answers something else and stays where it is."""
+    from vault_engine.text.tokens import tokenize
+
+    asked = frozenset(tokenize(query))
+    if not asked:
+        return
+    for old_session, pair in later.items():
+        names = sessions_of(index, hits[old_session])
+        covered = frozenset().union(*(asked & _terms(index, c) for c in pair))
+        for node, hit in hits.items():
+            if node == old_session or index.node_kind(node) == "session" or _superseded(index, hit) \
+                    or not sessions_of(index, hit) <= names:
+                continue
+            if asked & _terms(index, node) <= covered:
+                hit.score *= CURRENT_FACTOR
+
+
+def _terms(index: RecallIndex, node: int) -> frozenset[str]:
+    from vault_engine.text.tokens import tokenize
+
+    unit = int(index.node_unit[node])
+    row = index.row(unit) if unit >= 0 else {}
+    return frozenset(tokenize(f"{row.get('title') or ''} {row.get('snippet') or ''}"))
 
 
 def mmr(index: RecallIndex, ranked: list[Hit], k: int, lam: float) -> list[Hit]:

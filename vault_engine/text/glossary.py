@@ -20,7 +20,7 @@ PAIRS = """
 合并:merge 合:merge 审查:review 代码:code 测试:test 单测:test 流水线:pipeline 变量:variable
 分支:branch 依赖:dependency 仓库:repository 权限:permission 令牌:token 密钥:key 证书:certificate
 过期:expired 发版:release 发版:deploy 发布:release 重启:restart 不停重启:crashloop
-上线:launch 部署:deploy 回滚:rollback 灰度:canary
+上线:launch 上架:launch 上架:release 发布:launch 部署:deploy 回滚:rollback 灰度:canary
 金丝雀:canary 封板:freeze 冻结:freeze 窗口:window 值班:on-call 主值班:primary 二线:secondary
 交接:handoff 排班:schedule 换班:swap 告警:alert 升级:upgrade 升级到:upgrade 推迟:postpone
 推迟:push 推迟:delay
@@ -36,7 +36,8 @@ PAIRS = """
 邮件:email 通知:notification 频道:channel 群:group 提醒:reminder 会议:meeting 开会:meeting
 日历:calendar 周会:weekly 请假:leave 年假:vacation 假期:holiday 出差:trip 旅行:travel 航班:flight
 机票:flight 座位:seat 靠窗:window 过道:aisle 红眼:red-eye 酒店:hotel 早餐:breakfast 素食:vegetarian
-餐:meal 生日:birthday 蛋糕:cake 过敏:allergy 搬家:move 地址:address 快递:delivery 电话:phone
+餐:meal 生日:birthday 体检:checkup 面试:interview 婚礼:wedding 预约:appointment 蛋糕:cake 过敏:allergy
+搬家:move 地址:address 快递:delivery 电话:phone
 女儿:daughter 儿子:son 老公:husband 老婆:wife 妈妈:mother 爸爸:father 孩子:child 幼儿园:kindergarten
 咖啡:coffee 茶:tea 推荐:recommend 预算:budget 费用:cost 报销:expense 审批:approval 金额:amount
 舍入:rounding 退款:refund 支付:payment 订单:order 对账:reconciliation 渠道:channel 价格:price

@@ -17,9 +17,9 @@ Kinds (`Value.kind`) and their one form (`Value.value`):
 - **address** — a street address ("张杨路 1500 弄", "12 Baker Street").
 
 `change_cues(sentence)` finds the words that say a value was changed, in either language:
-moved / raised / lowered / changed / switched / rescheduled / postponed / pushed / now … /
-instead / no longer / from X to Y / new address; 改到 调到 改成 推迟 提前 挪到 改期 顺延 从…改成
-不再 不是…了 新地址.
+moved / raised / lowered / changed / switched / rescheduled / postponed / pushed / slipped to /
+now … / taking over / instead / no longer / from X to Y / new address, new launch date; 改到 调到
+改成 推迟 推到 延到 提前 挪到 改期 顺延 接替 从…改成 不再 不是…了 新地址.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ _ADDRESS_RE = re.compile(
 
 CHANGE_RE = re.compile(
     r"改到|改成|改为|改期|调到|调成|调整到|调整为|换成|换到|换班|改值|推迟|推后|延后|延期|提前到|提前了|"
-    r"挪到|顺延|不再|不是[^，。；]{1,14}了|作废|变成|变更为|更新为|升到|降到|扩到|扩容到|缩到|缩容到|"
+    r"挪到|推到|延到|拖到|改在|改定|顺延|不再|不是[^，。；]{1,14}了|作废|变成|变更为|更新为|升到|降到|扩到|扩容到|缩到|缩容到|"
     r"加到|减到|提高到|降低到|增加到|减少到|涨到|接替|新(?:的)?(?:地址|号码|电话|手机号|邮箱|地点|时间)|从[^，。；]{1,16}(?:改|调|降|提|涨|扩|换|挪|推迟|延)"
     r"(?:到|成|为)|现在(?:改|是|换|定|调)|"
     r"(?i:\bmov(?:ed|es|ing)\b|\bchang(?:ed|es|ing)\b|\bswitch(?:ed|es|ing)?\b|\braised?\b|"
@@ -89,7 +89,9 @@ CHANGE_RE = re.compile(
     r"\bextend(?:ed|ing)\b|\bshorten(?:ed|ing)\b|\bupdated\s+to\b|\binstead\b|\bno\s+longer\b|"
     r"\breplac(?:ed|es|ing)\b|\bswapp?(?:ed|ing)\b|\btak(?:es|ing)\s+over\b|\btook\s+over\b|"
     r"\b(?:is|are)\s+now\b|\bnow\s+(?:runs?|starts?|is|are|at|on|uses?|points?|lives?|set)\b|"
-    r"\bnew\s+(?:address|number|phone|email|location|time|date)\b|\bfrom\s+\S{1,20}\s+to\b)")
+    r"\bslip(?:s|ped|ping)?\s+(?:to|by|back)\b|\bnow\s+(?:planned|scheduled|set|due|expected)\b|"
+    r"\bnew(?=\s+(?:[\w-]+\s+)?(?:address|number|phone|email|location|time|date|day|deadline)\b)|"
+    r"\bfrom\s+\S{1,20}\s+to\b)")
 
 
 @dataclass(frozen=True)

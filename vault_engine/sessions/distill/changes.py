@@ -24,6 +24,11 @@ A new statement changes an old one when all of these hold:
    can share one). Names of other systems, people, generic verbs (保留, 定, keep, set), time
    words, numbers and the change cue itself are no such word.
 
+With no subject in common, who holds the value anchors it (`held_change`): a role the old
+statement gives a person (primary on-call, 负责人) with a person next to the cue and what the
+role is of said by both; or a person both name, with a date next to the cue and an event word
+next to the date in both (搬家, 体检 ≈ checkup, 上架 ≈ launch). A version (4.8.0) is a subject.
+
 So two different facts about one system stay apart: a different kind of value (the disk
 grew to 2 TB; max_connections was 300), or the same kind with nothing in common but the
 system (备份保留 7 天 … binlog 保留改成 3 天; a meeting moved … the contract signing moved).
@@ -68,6 +73,16 @@ GENERIC_ZH = frozenset("""时候 时间 问题 事情 东西 方面 情况 地�
 日 第一 第二 第三 最后 另外 顺便 那趟 这趟 临时 不变 地点 每天 每周""".split())
 
 
+_VERSION_RE = re.compile(r"(?<![\w.])(v?(?!\d{4}\.)\d{1,3}\.\d{1,3}\.\d{1,4}|v\d{1,3}\.\d{1,3})(?![\w.]|\.\d)", re.I)
+# roles a person holds — with a person as the value, the role is what changed hands
+ROLES = {"on-call": r"on-?call|值班|轮值", "primary": r"\bprimary\b|主值班|一线",
+         "secondary": r"\bsecondary\b|二线|副值班|备岗", "owner": r"\bown(?:ers?|s|ed\s+by)\b|\bDRI\b|负责人|牵头人",
+         "lead": r"\b(?:tech\s+)?lead\b|组长", "contact": r"对接人|\bpoint\s+of\s+contact\b",
+         "reviewer": r"\breviewers?\b|\bapprovers?\b|审批人|评审人"}
+_ROLE_RE = {k: re.compile(v, re.I) for k, v in ROLES.items()}
+_FROM_RE = re.compile(r"(?i)(?:\bfrom|从)\s*$")
+
+
 @dataclass(frozen=True)
 class Said:
     """A statement, when it was said (its session's start), and the turn(s) it was said in."""
@@ -87,6 +102,7 @@ def subjects(text: str) -> frozenset[str]:
     out = {subject_key(e.name) for e in find_entities(normalise_terms(text))
            if e.kind != "timezone" and e.name.casefold() not in people}
     out.update(subject_key(c) for c in find_components(text))
+    out.update(m.group(1).lower() for m in _VERSION_RE.finditer(text))  # a release: 4.8.0, v2.3
     if re.search(r"[\u4e00-\u9fff]", text):
         tagged = _segmenter().tag(re.sub(r"`[^`]*`", " ", text), True)
         for i, (word, tag) in enumerate(tagged):
@@ -150,24 +166,22 @@ def value_change(new: Said, old: Said) -> str | None:
     """Why `new` changes a value `old` holds ("clock 02:00 → 03:30 (dwd_user_events_daily)"),
     or None. See the module docstring for the four conditions."""
     shared = _subjects_of(new) & _subjects_of(old)
-    if not shared:
-        return None
     theirs = typed_values(old.text, old.when)
     kinds_old: dict[str, set[str]] = {}
     for v in theirs:
         kinds_old.setdefault(v.kind, set()).add(v.value)
     if not kinds_old:
         return None
+    if not shared:
+        return held_change(new, old, theirs, kinds_old)
     old_slot = slot_words(old.text, _subject_words(shared | subjects(old.text)))
     for sentence in sentences(new.text):
         cues = change_cues(sentence.text)
         if not cues:
             continue
         mine = typed_values(sentence.text, new.when)
-        for v in mine:
-            before = kinds_old.get(v.kind)
-            if not before or v.value in before or not _near(v, cues):
-                continue
+        for v in _changed(sentence.text, mine, kinds_old, cues):
+            before = kinds_old[v.kind]
             named = [o for o in mine if o.kind == v.kind and o.value in before]
             if not named and not old_slot & slot_words(
                     sentence.text, _subject_words(shared | subjects(sentence.text))):
@@ -188,3 +202,75 @@ def _near(value: Value, cues: list[re.Match[str]]) -> bool:
 
 def _said_of(values: tuple[Value, ...], kind: str) -> str:
     return next(v.said for v in values if v.kind == kind)
+
+
+def _changed(text: str, mine: tuple[Value, ...], kinds_old: dict[str, set[str]],
+             cues: list[re.Match[str]]) -> list[Value]:
+    """The values of one sentence that can be the new value for the old statement: of a kind
+    it holds, not held by it, next to a change cue — and not the value it changed *from*
+    ("from 2min to 5min": 2min). When the sentence names what the value was, the old
+    statement must hold it: "from 2min to 5min" changes no card that never said 2min."""
+    was = [v for v in mine if _FROM_RE.search(text[max(0, v.start - 6):v.start])]
+    out = []
+    for v in mine:
+        before = kinds_old.get(v.kind)
+        if not before or v.value in before or v in was or not _near(v, cues):
+            continue
+        if any(w.kind == v.kind for w in was) and not any(
+                w.kind == v.kind and w.value in before for w in was):
+            continue
+        out.append(v)
+    return out
+
+
+def roles(text: str) -> frozenset[str]:
+    """The roles `text` names (on-call, primary, owner …), one key each in both languages."""
+    return frozenset(k for k, r in _ROLE_RE.items() if r.search(text))
+
+
+def _around(text: str, v: Value) -> str:
+    return text[max(0, v.start - NEAR):v.end + NEAR]
+
+
+def _sentence_of(text: str, v: Value) -> str:
+    return next((s.text for s in sentences(text) if s.start <= v.start < s.end), _around(text, v))
+
+
+def held_change(new: Said, old: Said, theirs: tuple[Value, ...],
+                kinds_old: dict[str, set[str]]) -> str | None:
+    """A change with no system in common, anchored on who holds the value:
+
+    - **a role** — a person next to a change cue and a role the old statement gives a person
+      ("Wei Ting is taking over as primary on-call for the payments line" … "payment 线的
+      primary on-call 是符文博"), and both say what the role is of (payment ≈ 支付);
+    - **a person's event** — a date or time next to a change cue and an event word that the
+      old statement says next to its own date (搬家 ≈ move, 体检, launch ≈ 上线), and one
+      person both name ("搬家改到 5 月 23 号" … "黎佳怡家定了 5 月 16 号搬家")."""
+    people = {v.said for v in typed_values(new.text + "\n" + old.text)
+              if v.kind == "person" and len(v.said) >= 2}
+    common = sorted(p for p in people if p.casefold() in new.text.casefold()
+                    and p.casefold() in old.text.casefold())
+    names = frozenset(t for p in common for t in [p.casefold(), *tokenize(p)])  # no event word
+    role_words = slot_words(" ".join(m.group(0) for r in _ROLE_RE.values()
+                                     for t in (new.text, old.text) for m in r.finditer(t)))
+    of_what = (slot_words(new.text) & slot_words(old.text)) - role_words
+    for sentence in sentences(new.text):
+        cues = change_cues(sentence.text)
+        if not cues:
+            continue
+        mine = typed_values(sentence.text, new.when)
+        for v in _changed(sentence.text, mine, kinds_old, cues):
+            was = [o for o in theirs if o.kind == v.kind]
+            if v.kind == "person" and of_what:
+                role = next((r for o in was for r in sorted(
+                    roles(_around(sentence.text, v)) & roles(_sentence_of(old.text, o)))), None)
+                if role is not None:
+                    return f"person {was[0].said} → {v.said} ({role})"
+            if v.kind in ("date", "clock") and [p for p in common if p.casefold() != v.value]:
+                near = slot_words(_around(sentence.text, v))
+                for o in was:
+                    what = sorted(w for w in near & slot_words(_around(old.text, o)) - names
+                                  if len(w) >= (3 if w.isascii() else 2))  # not "w" of W20
+                    if what:
+                        return f"{v.kind} {o.said} → {v.said} ({common[0]}: {what[0]})"
+    return None

@@ -59,7 +59,8 @@ _CONTEXT_OPENERS = re.compile(r"^(?:(?:好|嗯|可以)[。，,]\s*)?(?:就这么
                               re.I)
 _REASON_SENTENCE_RE = re.compile(r"(?i)^(?:原因[：:是]|理由[：:是]|因为|the\s+reason\b|because\b)")
 _DEIXIS_RE = re.compile(r"(?i)^(?:[^,，。.]{0,20})(?:\bthere\b|那边|那里)")
-_IMPERATIVE_EVENT_RE = re.compile(r"(?i)^(?:put|book|schedule|add|move|block|hold)\b")
+_IMPERATIVE_EVENT_RE = re.compile(r"(?i)^(?:put|book|schedule|add|move|block|hold)\b|^(?:the\s+)?new\s+(?:[\w-]+\s+)?"
+                                  r"(?:date|day|time|deadline|eta)\b|^新的?[\u4e00-\u9fff]{0,6}(?:日期|时间)")
 _PLAN_RE = re.compile(r"(?i)^(?:我会|我来|我这边|i'll|i\s+will|let\s+me|we'll\s+(?!go\s+with))")
 _DONE_RE = re.compile(r"(?i)\bi\s+(?:fixed|raised|set|rotated|restored|added|enabled|issued|renewed|"
                       r"restarted|moved|re-?ran|cleaned|deleted|increased|wrapped|acknowledg\w*|"
