@@ -241,3 +241,11 @@ def test_it_runs_again_confirms_the_fix(problem: str, fix: str) -> None:
 def test_everything_goes_through_a_tool_is_no_fix() -> None:
     kinds = kinds_of("Please don't put global installs in the docs; everything goes through `uv run`.")
     assert "fix" not in kinds and "preference" in kinds
+
+
+def test_a_three_part_hyphenated_name_is_an_identifier() -> None:
+    from vault_engine.text.entities import is_identifier
+
+    assert is_identifier("risk-feature-agg") and is_identifier("fx-gateway")
+    assert not is_identifier("end-to-end") and not is_identifier("state-of-the-art")
+    assert not is_identifier("follow-up") and not is_identifier("on-call")

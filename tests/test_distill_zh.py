@@ -193,6 +193,35 @@ def test_the_latest_value_wins_in_chinese_and_english(zh_vault: Path, tmp_path: 
         assert order.index("zh-db-new") < order.index("zh-db-old"), (question, order)
 
 
+def test_for_the_current_value_the_replaced_sessions_other_cards_go_down_too(
+        zh_vault: Path, tmp_path: Path) -> None:
+    # the old session also has a card about the same words (the checkpoint's root cause); for a 现在
+    # question it must not outrank the new value, while a card of the old session that answers
+    # something else keeps its place
+    day = 86_400_000
+    old = session("zh-ckpt-old", [
+        ("user", "钟漫", "risk-feature-agg 的 checkpoint interval 定为 2min，timeout 设 10 分钟。"),
+        ("user", "钟漫", "risk-feature-agg 的 checkpoint 超时，根因是反压太重，barrier 对齐要 8 分钟。"),
+        ("user", "钟漫", "告警统一发到 #flink-oncall 频道。")])
+    new = session("zh-ckpt-new", [
+        ("user", "钟漫", "risk-feature-agg 的 checkpoint interval 从 2min 改成 5min 了，下周一生效。")],
+                  start_ms=T0 + 14 * day)
+    outcomes = ingest_and_distill(zh_vault, tmp_path, old, new)
+    assert outcomes[1]["superseded"], (outcomes, [(c.type, c.title, [x.text for x in c.claims]) for c in cards(zh_vault)])
+    compile_vault(Vault.open(zh_vault), CompileOptions(embedder=HASH))
+
+    def ranked(question: str) -> list[str]:
+        nodes = recall(Vault.open(zh_vault).state_dir, RecallQuery(text=question, top_k=8),
+                       embedder=HASH, settings=RecallSettings(), telemetry=False)["nodes"]
+        return [n["title"] for n in nodes if n["kind"] == "card"]
+
+    titles = ranked("现在 risk-feature-agg 的 checkpoint interval 是多少？")
+    assert "5min" in titles[0], titles
+    assert not any("反压" in t for t in titles[:1]), titles
+    # a question about something else in the old session is not touched by the change
+    assert "flink-oncall" in ranked("现在告警发到哪个频道？")[0]
+
+
 def test_facts_that_merely_sound_alike_both_stay(zh_vault: Path, tmp_path: Path) -> None:
     day = 86_400_000
     a = session("a-first", [("user", "刘洋", "payment-svc 先上 Argo Rollouts 金丝雀，10% 起步。")])

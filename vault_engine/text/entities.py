@@ -66,8 +66,15 @@ def is_identifier(name: str) -> bool:
     if "_" in name or any(ch.isdigit() for ch in name):
         return True
     first = re.split(r"[-_]", name, maxsplit=1)[0]
-    return len(first) <= 3 and first not in PREFIXES or name.endswith(("-svc", "-service", "-db",
-                                                                        "-api", "-bot", "-nginx"))
+    parts = name.lower().split("-")
+    if len(parts) >= 3 and not _LINKING_WORDS & set(parts):
+        return True  # risk-feature-agg, order-list-api — not end-to-end, state-of-the-art
+    return len(first) <= 3 and first not in PREFIXES or name.endswith(_SERVICE_SUFFIXES)
+
+
+_LINKING_WORDS = frozenset("of the to on in and a an by for at or as per".split())
+_SERVICE_SUFFIXES = ("-svc", "-service", "-db", "-api", "-bot", "-nginx", "-agg", "-job", "-worker",
+                     "-gateway", "-proxy", "-cron", "-etl", "-sdk", "-cli", "-web", "-console")
 
 
 @lru_cache(maxsize=1)
