@@ -26,7 +26,6 @@ recall tells an agent about changed notes can leave out another agent's private 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -155,6 +154,9 @@ def _same(path: str, stamp: Sequence[int], entry: os.DirEntry[str] | None = None
         return True
     if st.st_size != stamp[1]:
         return False
+    import hashlib  # only here: loading OpenSSL costs a one-shot recall ~3 ms, and a recall
+    # hashes a note only when its mtime moved
+
     try:
         with open(path, "rb") as fh:
             digest = hashlib.sha256(fh.read()).hexdigest()

@@ -9,15 +9,18 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+try:  # hashlib's blake2b is this one; `import hashlib` would also load OpenSSL (~3 ms of
+    # every one-shot recall) for the sha/md5 constructors recall never calls
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # an interpreter without the _blake2 module
+    from hashlib import blake2b as _blake2b
+
 
 @lru_cache(maxsize=65536)
 def token_hash(token: str) -> int:
     """A stable 64-bit hash of a token: how a saved index's vocabulary is looked up without
     parsing its JSON (vocab_hash.npy)."""
-    import hashlib
-
-    return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest(),
-                          "little")
+    return int.from_bytes(_blake2b(token.encode("utf-8"), digest_size=8).digest(), "little")
 
 
 class SavedBM25:
