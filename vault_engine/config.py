@@ -132,6 +132,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 
 @dataclass(frozen=True)
 class Config:
+    """alaya.toml's values over the defaults, and the keys it does not know."""
+
     values: Mapping[str, Mapping[str, Any]]
     unknown: tuple[str, ...] = ()
     path: Path | None = None

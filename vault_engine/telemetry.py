@@ -25,6 +25,8 @@ from .artifacts import TELEMETRY
 
 @dataclass
 class NoteStats:
+    """One note's recalls, aggregated from the events."""
+
     access_count: int = 0
     last_accessed: dt.datetime | None = None
     first_accessed: dt.datetime | None = None

@@ -214,6 +214,8 @@ class OpenAIEmbedder:
 
 @dataclass(frozen=True)
 class EmbeddingSettings:
+    """`[embedding]` of alaya.toml with the ALAYA_EMBED_* overrides applied."""
+
     provider: str
     model: str
     base_url: str

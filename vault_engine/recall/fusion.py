@@ -22,6 +22,8 @@ NOT_NAMED_FACTOR = 0.6  # a session the person a question names never spoke in
 
 @dataclass
 class Hit:
+    """A note found by the search or reached by expansion, and how it scored."""
+
     node: int
     score: float
     units: list[tuple[int, float]] = field(default_factory=list)  # (unit, fused score)

@@ -46,6 +46,8 @@ _TIME_ZH = (
 
 @dataclass(frozen=True)
 class Intent:
+    """What kind of answer a question wants."""
+
     listing: bool = False  # the answer is a list, spread over several memories
     when: bool = False  # the question asks for a time, a date or how long ago
 

@@ -20,6 +20,9 @@ KINDS = ("card", "entity", "session", "note", "scene", "query")  # what a recall
 
 @dataclass(frozen=True)
 class RecallQuery:
+    """What was asked: text and concepts, relations to follow, nodes to continue from,
+    filters (the agent JSON form: `from_json`)."""
+
     text: str = ""
     concepts: tuple[str, ...] = ()
     relations: tuple[str, ...] = ()
@@ -104,6 +107,8 @@ def parse_as_of(value: Any) -> dt.datetime:
 
 @dataclass
 class RecallSettings:
+    """How recall ranks: `[recall]` of alaya.toml (`from_config`), defaults as there."""
+
     alpha: float = 0.5
     beta: float = 0.3
     gamma: float = 0.2
