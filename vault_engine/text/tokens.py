@@ -39,24 +39,37 @@ EXTRA_STOPWORDS = frozenset({
 })
 
 
-@lru_cache(maxsize=1)
-def _stopwords() -> frozenset[str]:
-    """bm25s's extended English list, read from its module file without importing the bm25s
-    package (whose __init__ asks importlib.metadata for its version: ~25 ms on every recall)."""
-    import importlib.util
+# bm25s's extended English list (`bm25s.stopwords.STOPWORDS_EN_PLUS`, tests/test_lexical.py
+# checks it is the installed one's), written out: loading it from bm25s costs a one-shot recall
+# 2–4 ms (importing the package asks importlib.metadata for its version; even its stopwords
+# module alone builds the lists of a dozen languages).
+BM25S_STOPWORDS_EN_PLUS = frozenset({
+    "a", "about", "above", "after", "again", "against", "ain", "all", "am", "an", "and",
+    "any", "are", "aren", "aren't", "as", "at", "be", "because", "been", "before", "being",
+    "below", "between", "both", "but", "by", "can", "couldn", "couldn't", "d", "did", "didn",
+    "didn't", "do", "does", "doesn", "doesn't", "doing", "don", "don't", "down", "during",
+    "each", "few", "for", "from", "further", "had", "hadn", "hadn't", "has", "hasn", "hasn't",
+    "have", "haven", "haven't", "having", "he", "her", "here", "hers", "herself", "him",
+    "himself", "his", "how", "i", "if", "in", "into", "is", "isn", "isn't", "it", "it's",
+    "its", "itself", "just", "ll", "m", "ma", "me", "mightn", "mightn't", "more", "most",
+    "mustn", "mustn't", "my", "myself", "needn", "needn't", "no", "nor", "not", "now", "o",
+    "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out",
+    "over", "own", "re", "s", "same", "shan", "shan't", "she", "she's", "should", "should've",
+    "shouldn", "shouldn't", "so", "some", "such", "t", "than", "that", "that'll", "the",
+    "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this",
+    "those", "through", "to", "too", "under", "until", "up", "ve", "very", "was", "wasn",
+    "wasn't", "we", "were", "weren", "weren't", "what", "when", "where", "which", "while",
+    "who", "whom", "why", "will", "with", "won", "won't", "wouldn", "wouldn't", "y", "you",
+    "you'd", "you'll", "you're", "you've", "your", "yours", "yourself", "yourselves",
+})
 
-    words: tuple[str, ...] = ()
-    spec = importlib.util.find_spec("bm25s")
-    if spec is not None and spec.submodule_search_locations:
-        for folder in spec.submodule_search_locations:
-            sub = importlib.util.spec_from_file_location("_alaya_bm25s_stopwords",
-                                                         f"{folder}/stopwords.py")
-            if sub is not None and sub.loader is not None:
-                module = importlib.util.module_from_spec(sub)
-                sub.loader.exec_module(module)
-                words = tuple(getattr(module, "STOPWORDS_EN_PLUS", ()))
-                break
-    return frozenset(words) | EXTRA_STOPWORDS
+
+def _stopwords() -> frozenset[str]:
+    """Words the tokenizer drops: bm25s's extended English list and EXTRA_STOPWORDS."""
+    return _STOPWORDS
+
+
+_STOPWORDS = BM25S_STOPWORDS_EN_PLUS | EXTRA_STOPWORDS
 
 
 @lru_cache(maxsize=1)
