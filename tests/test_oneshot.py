@@ -1,17 +1,77 @@
 """The one-shot recall process (`alaya recall --json` without a server) does only what the answer
 needs: the shortcuts it takes give exactly what the long way gave — query cues checked only
 when a word they need is present, words and CJK runs found without compiling a class of
-40,000 code points."""
+40,000 code points, the build's arrays read without np.load."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compilers.options import CompileOptions
+from compilers.pipeline import compile_vault
+from vault_engine import artifacts as A
+from vault_engine.providers.embedding import HashEmbedder
+from vault_engine.recall.npy import load_npy
+from vault_engine.sessions.distill import distill
+from vault_engine.sessions.ingest import ingest
 from vault_engine.store import relations
+from vault_engine.store.vault import Vault
 from vault_engine.text import tokens
+
+HASH = HashEmbedder(128)
+DAY = 86_400_000
+T0 = 1_775_000_000_000  # 2026-03-31T23:33:20Z
+
+
+def _session(sid: str, day: int, turns: list[tuple[str, str]]) -> tuple[str, bytes]:
+    ms = T0 + day * DAY
+    return f"{sid}.json", json.dumps({
+        "id": sid, "timestamp": ms, "channel": "chat",
+        "turns": [{"id": f"m{i}", "role": "user", "name": who, "content": text,
+                   "timestamp": ms + i * 1000} for i, (who, text) in enumerate(turns)]}).encode()
+
+
+def _card(root: Path, name: str, body: str, **fm: object) -> None:
+    lines = [f"{k}: {json.dumps(v)}" for k, v in fm.items()]
+    path = root / "cards" / "fact" / f"{name}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("---\n" + "\n".join(lines) + "\n---\n" + body + "\n", encoding="utf-8")
+
+
+@pytest.fixture
+def built(vault_path: Path) -> Path:
+    """Sessions with different people in them (Jon speaks only in one), cards distilled from
+    them, entity pages, a card every claim of which was superseded, another agent's card."""
+    ingest(Vault.open(vault_path), [
+        _session("chat-a", 0, [("Melanie", "I signed up for a pottery class yesterday."),
+                               ("Caroline", "Wow, so cool! Is the pottery class hard?"),
+                               ("Melanie", "Pottery helps me relax after work.")]),
+        _session("chat-b", 7, [("Melanie", "We went camping in the mountains last weekend."),
+                               ("Jon", "Did the kids like the camping trip?"),
+                               ("Melanie", "The kids loved the campfire stories.")]),
+        _session("chat-c", 9, [("Caroline", "Jon said the camping gear is broken."),
+                               ("Melanie", "I decided we buy a new tent for camping.")]),
+        _session("zh-a", 1, [("李娜", "连接池昨天又满了，支付服务一直超时。"),
+                             ("王强", "我上周六把连接池的上限调到了 80。")]),
+        _session("zh-b", 3, [("李娜", "支付服务今天恢复了，连接池稳定在 40 左右。"),
+                             ("王强", "好的")]),
+    ])
+    distill(Vault.open(vault_path), distiller="rules")
+    _card(vault_path, "Old fee", "", id="card-old-fee", title="Old checkout fee",
+          claims=[{"id": "c1", "text": "The checkout fee is 2 euros", "status": "superseded"}])
+    _card(vault_path, "New fee", "The checkout fee is now 3 euros.", id="card-new-fee",
+          title="New checkout fee")
+    _card(vault_path, "Private plan", "Camping plans of agent bob.", id="card-private",
+          title="Private plan", namespace="bob-main")
+    compile_vault(Vault.open(vault_path), CompileOptions(embedder=HASH))
+    return vault_path
 
 # what re's (?i) reads as an ASCII letter (ſ, K, İ, ı) and words the cues need
 _CUE_WORDS = ["why", "cause", "caused", "because", "reason", "root", "due to", "led to", "then",
@@ -63,3 +123,35 @@ def test_every_cjk_character_is_read_as_the_regex_read_it() -> None:
             assert tokens._is_cjk(ch) == any(a <= cp <= b for a, b in tokens._CJK_RANGES)
             for text in (ch, f"a{ch}b", f"{ch}a'{ch}", f"'{ch}{ch}x", f"{ch}・{ch}"):
                 assert tokens._words(text) == re.findall(_CJK_RE, text), hex(cp)
+
+
+def test_every_array_of_a_build_reads_as_np_load_reads_it(built: Path) -> None:
+    build = A.current_build(built / ".alaya")
+    assert build is not None
+    files = sorted(build.root.rglob("*.npy"))
+    assert len(files) > 30
+    for path in files:
+        for mapped in (True, False):
+            ours, theirs = load_npy(path, mmap=mapped), np.load(path, mmap_mode="r" if mapped
+                                                                  else None)
+            assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, path
+            assert np.array_equal(np.asarray(ours), np.asarray(theirs)), path
+            assert not mapped or not ours.flags.writeable
+
+
+def test_arrays_numpy_writes_otherwise_are_left_to_np_load(tmp_path: Path) -> None:
+    cases = {"fortran": np.asfortranarray(np.arange(12.0).reshape(3, 4)),
+             "structured": np.zeros(3, dtype=[("a", "<i4"), ("b", "<f8")]),
+             "big-endian": np.arange(5, dtype=">i4"), "empty": np.zeros((0, 3), np.float32),
+             "scalar": np.array(7, dtype=np.int64), "bool": np.array([True, False])}
+    for name, arr in cases.items():
+        np.save(tmp_path / f"{name}.npy", arr)
+        for mapped in (True, False):
+            got = load_npy(tmp_path / f"{name}.npy", mmap=mapped)
+            assert got.dtype == arr.dtype and np.array_equal(np.asarray(got), arr), name
+    np.save(tmp_path / "cut.npy", np.arange(100))
+    with (tmp_path / "cut.npy").open("r+b") as fh:
+        fh.truncate(200)
+    for mapped in (True, False):  # a truncated file: np.load says what is wrong
+        with pytest.raises(ValueError):
+            load_npy(tmp_path / "cut.npy", mmap=mapped)
