@@ -1,7 +1,8 @@
 """The one-shot recall process (`alaya recall --json` without a server) does only what the answer
 needs: the shortcuts it takes give exactly what the long way gave — query cues checked only
 when a word they need is present, words and CJK runs found without compiling a class of
-40,000 code points, the build's arrays read without np.load."""
+40,000 code points, the build's arrays read without np.load, every candidate's kind,
+superseded flag and speakers read from arrays instead of its JSON row."""
 
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ from compilers.options import CompileOptions
 from compilers.pipeline import compile_vault
 from vault_engine import artifacts as A
 from vault_engine.providers.embedding import HashEmbedder
+from vault_engine.recall import index as recall_index
 from vault_engine.recall.npy import load_npy
+from vault_engine.recall.pipeline import recall
+from vault_engine.recall.query import RecallQuery
 from vault_engine.sessions.distill import distill
 from vault_engine.sessions.ingest import ingest
 from vault_engine.store import relations
@@ -155,3 +159,60 @@ def test_arrays_numpy_writes_otherwise_are_left_to_np_load(tmp_path: Path) -> No
     for mapped in (True, False):  # a truncated file: np.load says what is wrong
         with pytest.raises(ValueError):
             load_npy(tmp_path / "cut.npy", mmap=mapped)
+
+
+QUERIES = [
+    RecallQuery(text="What did Jon say about the camping trip?"),  # names who spoke in one
+    RecallQuery(text="Did the kids like camping?", kinds=("session",)),
+    RecallQuery(text="When did Melanie sign up for the pottery class?"),
+    RecallQuery(text="Melanie pottery", depth=2, top_k=20),
+    RecallQuery(text="What is the checkout fee currently?"),  # a superseded card
+    RecallQuery(text="checkout fee", mode="bm25"),
+    RecallQuery(text="连接池 超时 支付服务"),
+    RecallQuery(text="camping", types=("decision",)),
+    RecallQuery(text="camping tent", relations=("EXTRACTED_FROM",), depth=2),
+    RecallQuery(text="camping plans", all_namespaces=True),
+]
+NEW_ARRAYS = ("node_kind.npy", "unit_superseded.npy", "node_speakers.npy",
+              "node_speakers_indptr.npy")
+
+
+def _answers(state: Path) -> tuple[list[dict[str, object]], int]:
+    """Each query's answer from a freshly opened index, and how many unit rows they decoded."""
+    out, rows = [], 0
+    for q in QUERIES:
+        recall_index._INDEX_CACHE.clear()
+        result = recall(state, q, embedder=HASH, telemetry=False)
+        result.pop("latency_ms")
+        out.append(result)
+        rows += len(next(iter(recall_index._INDEX_CACHE.values()))._rows)
+    return out, rows
+
+
+def test_kinds_flags_and_speakers_from_arrays_answer_as_the_rows_did(built: Path) -> None:
+    state = built / ".alaya"
+    build = A.current_build(state)
+    assert build is not None
+    speakers = json.loads((build.path(A.RECALL) / "info.json").read_text("utf-8"))["speakers"]
+    assert {"caroline", "jon", "melanie", "李娜"} <= set(speakers)
+    fast, fast_rows = _answers(state)
+    fast_named = _named_jon(state)
+    assert fast_named and any(n["kind"] == "session" for n in fast[0]["nodes"])  # type: ignore[attr-defined]
+    for name in NEW_ARRAYS:  # a build of format 14: the same answers from the rows
+        (build.path(A.RECALL) / name).unlink()
+    slow, slow_rows = _answers(state)
+    assert fast == slow and _named_jon(state) == fast_named
+    assert fast_rows < slow_rows
+
+
+def _named_jon(state: Path) -> set[int]:
+    """The sessions Jon spoke in, of all sessions, for a question that names him."""
+    from vault_engine.recall.fusion import _named_speakers
+
+    recall_index._INDEX_CACHE.clear()
+    index = recall_index.open_index(state)
+    by_node = {n: [(int(index.node_unit[n]), 1.0)] for n in range(index.n_nodes)
+               if index.node_kind(n) == "session"}
+    named = _named_speakers(index, by_node, QUERIES[0].text)
+    assert len(named) < len(by_node)
+    return named

@@ -63,6 +63,16 @@ class RecallIndex:
         self.node_ns = ram("node_ns.npy")
         # a ranking factor per node (< 1 for poor feedback); builds before it: none
         self.node_quality = ram("node_quality.npy")
+        # each node's kind, each unit's superseded flag, who spoke in each session (builds
+        # since format 15; older ones decode the rows, which say the same)
+        self.kinds: list[str] | None = info.get("kinds")
+        self.node_kind_code = ram("node_kind.npy") if self.kinds is not None else None
+        self.unit_superseded = ram("unit_superseded.npy")
+        self.speakers: list[str] | None = info.get("speakers")
+        self.speakers_indptr = ram("node_speakers_indptr.npy") \
+            if self.speakers is not None else None
+        self.speakers_of = ram("node_speakers.npy") if self.speakers_indptr is not None \
+            else None
         self.adj = {d: (load(f"{d}_indptr.npy"), load(f"{d}_indices.npy"),
                         load(f"{d}_types.npy"), load(f"{d}_weights.npy")) for d in ("out", "in")}
         self._units_fh = build.path(A.UNITS).open("rb")
@@ -102,8 +112,34 @@ class RecallIndex:
         return namespaces is None or self.node_namespace(node) in namespaces
 
     def node_kind(self, node: int) -> str:
+        if self.node_kind_code is not None:
+            return self.kinds[self.node_kind_code[node]]  # type: ignore[index]
         unit = int(self.node_unit[node])
         return str(self.row(unit)["kind"]) if unit >= 0 else str(self.meta["kinds"][node])
+
+    def node_speakers(self, node: int) -> list[str]:
+        """The name forms of who spoke in a node (a session's speakers; none for others)."""
+        if self.speakers_of is not None:
+            a, b = self.speakers_indptr[node], self.speakers_indptr[node + 1]  # type: ignore[index]
+            return [self.speakers[i] for i in self.speakers_of[a:b].tolist()]  # type: ignore[index]
+        unit = int(self.node_unit[node])
+        return list(self.row(unit).get("speakers") or []) if unit >= 0 else []
+
+    def superseded(self, unit: int) -> bool:
+        """Is a unit's card one every claim of which a later card superseded?"""
+        if self.unit_superseded is not None:
+            return bool(self.unit_superseded[unit])
+        return bool(self.row(unit).get("superseded"))
+
+    def unit_passes(self, unit: int, query: Any, namespaces: set[str] | None) -> bool:
+        """`query.passes` for a unit: from the per-unit namespace array when the namespace is
+        all there is to check (the common query), else from its row."""
+        from .query import passes
+
+        if self.unit_ns is not None and not (query.types or query.tags or query.kinds
+                                             or query.as_of is not None):
+            return namespaces is None or self.namespaces[self.unit_ns[unit]] in namespaces
+        return passes(self.row(unit), query, namespaces)
 
     # -- rows and vectors ---------------------------------------------------------------
     def row(self, unit: int) -> dict[str, Any]:

@@ -43,7 +43,7 @@ def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[s
     pool = max(POOL, top_k)
     for hit in hits.values():
         unit = hit.units[0][0] if hit.units else int(index.node_unit[hit.node])
-        if unit >= 0 and index.row(unit).get("superseded"):
+        if unit >= 0 and index.superseded(unit):
             hit.score *= CURRENT_FACTOR if current else SUPERSEDED_FACTOR
     if current:
         for node in superseded_sessions(index, hits):
