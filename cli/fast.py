@@ -205,6 +205,11 @@ def run_direct(argv: list[str], piped: bytes | None = None) -> tuple[int, str] |
     root, query = parsed
     if not (root / "alaya.toml").is_file():
         return None
+    # numpy's BLAS (OpenBLAS) starts a thread per core when numpy is imported — before the
+    # embedder bounds OpenMP — and its threads spin after each call. A recall's products are
+    # tiny (30 × 384 for MMR); on a busy machine that pool cost a one-shot recall ~50 ms of
+    # CPU and wall time. One BLAS thread, unless the environment says otherwise.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from vault_engine.errors import AlayaError
     from vault_engine.recall.pipeline import recall_in_vault
 

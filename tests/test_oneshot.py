@@ -2,12 +2,16 @@
 needs: the shortcuts it takes give exactly what the long way gave — query cues checked only
 when a word they need is present, words and CJK runs found without compiling a class of
 40,000 code points, the build's arrays read without np.load, every candidate's kind,
-superseded flag and speakers read from arrays instead of its JSON row."""
+superseded flag and speakers read from arrays instead of its JSON row — and it starts no
+pool of BLAS threads."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -216,3 +220,21 @@ def _named_jon(state: Path) -> set[int]:
     named = _named_speakers(index, by_node, QUERIES[0].text)
     assert len(named) < len(by_node)
     return named
+
+
+def test_a_one_shot_recall_runs_numpy_blas_on_one_thread(built: Path) -> None:
+    """The BLAS thread count is read when numpy loads: the direct path sets it first."""
+    script = (
+        "import json, os, sys; from cli.fast import run_direct; "
+        "assert 'numpy' not in sys.modules; "
+        f"out = run_direct(['--vault', {str(built)!r}, 'recall', 'camping', '--json']); "
+        "print(json.dumps({'answered': out is not None and out[0] == 0, "
+        "'blas': os.environ.get('OPENBLAS_NUM_THREADS'), 'numpy': 'numpy' in sys.modules, "
+        "'click': 'click' in sys.modules, 'hashlib': '_hashlib' in sys.modules, "
+        "'bm25s': 'bm25s' in sys.modules}))")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "ALAYA_EMBED_PROVIDER")}  # the bundled model
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parent.parent, env=env, check=True)
+    assert json.loads(result.stdout) == {"answered": True, "blas": "1", "numpy": True,
+                                         "click": False, "hashlib": False, "bm25s": False}
