@@ -2,8 +2,8 @@
 needs: the shortcuts it takes give exactly what the long way gave — query cues checked only
 when a word they need is present, words and CJK runs found without compiling a class of
 40,000 code points, the build's arrays read without np.load, every candidate's kind,
-superseded flag and speakers read from arrays instead of its JSON row — and it starts no
-pool of BLAS threads."""
+superseded flag and speakers read from arrays instead of its JSON row, alaya.toml's parse
+taken from the build while its text is unchanged — and it starts no pool of BLAS threads."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from compilers.options import CompileOptions
 from compilers.pipeline import compile_vault
 from vault_engine import artifacts as A
+from vault_engine.config import CONFIG_FILE, load_config, toml_snapshot
 from vault_engine.providers.embedding import HashEmbedder
 from vault_engine.recall import index as recall_index
 from vault_engine.recall.npy import load_npy
@@ -231,10 +232,29 @@ def test_a_one_shot_recall_runs_numpy_blas_on_one_thread(built: Path) -> None:
         "print(json.dumps({'answered': out is not None and out[0] == 0, "
         "'blas': os.environ.get('OPENBLAS_NUM_THREADS'), 'numpy': 'numpy' in sys.modules, "
         "'click': 'click' in sys.modules, 'hashlib': '_hashlib' in sys.modules, "
-        "'bm25s': 'bm25s' in sys.modules}))")
+        "'bm25s': 'bm25s' in sys.modules, 'tomllib': 'tomllib' in sys.modules}))")
     env = {k: v for k, v in os.environ.items()
            if k not in ("OPENBLAS_NUM_THREADS", "ALAYA_EMBED_PROVIDER")}  # the bundled model
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             cwd=Path(__file__).resolve().parent.parent, env=env, check=True)
     assert json.loads(result.stdout) == {"answered": True, "blas": "1", "numpy": True,
-                                         "click": False, "hashlib": False, "bm25s": False}
+                                         "click": False, "hashlib": False, "bm25s": False,
+                                         "tomllib": False}
+
+
+def test_the_build_keeps_alaya_toml_parsed_for_as_long_as_its_text_is_unchanged(
+        built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    build = A.current_build(built / ".alaya")
+    assert build is not None
+    snapshot = build.config_snapshot()
+    assert snapshot is not None and snapshot == toml_snapshot(built)
+    assert load_config(built, snapshot=snapshot) == load_config(built)
+    monkeypatch.setenv("ALAYA_AGENT", "ops-bot")
+    assert load_config(built, snapshot=snapshot) == load_config(built)
+    toml = built / CONFIG_FILE
+    toml.write_text(toml.read_text("utf-8").replace("top_k = 10", "top_k = 7", 1),
+                    encoding="utf-8")
+    changed = load_config(built, snapshot=snapshot)  # another text: parsed again
+    assert changed == load_config(built) and changed.get("recall", "top_k") == 7
+    toml.write_text('[vault]\ncreated = 2026-01-01T00:00:00Z\n', encoding="utf-8")
+    assert toml_snapshot(built) is None  # a TOML date: JSON would not keep it
