@@ -3,7 +3,8 @@ needs: the shortcuts it takes give exactly what the long way gave — query cues
 when a word they need is present, words and CJK runs found without compiling a class of
 40,000 code points, the build's arrays read without np.load, every candidate's kind,
 superseded flag and speakers read from arrays instead of its JSON row, alaya.toml's parse
-taken from the build while its text is unchanged — and it starts no pool of BLAS threads."""
+taken from the build while its text is unchanged, rjieba's dictionary loaded once — and it
+starts no pool of BLAS threads."""
 
 from __future__ import annotations
 
@@ -258,3 +259,23 @@ def test_the_build_keeps_alaya_toml_parsed_for_as_long_as_its_text_is_unchanged(
     assert changed == load_config(built) and changed.get("recall", "top_k") == 7
     toml.write_text('[vault]\ncreated = 2026-01-01T00:00:00Z\n', encoding="utf-8")
     assert toml_snapshot(built) is None  # a TOML date: JSON would not keep it
+
+
+def test_chinese_words_come_from_rjiebas_own_segmenter_as_from_a_new_one() -> None:
+    """Importing rjieba builds its default segmenter; using it (not a second Jieba()) loads
+    the dictionary once, and cuts, tags and knows words as a new segmenter would."""
+    import rjieba
+
+    from vault_engine.text import words
+
+    fresh = rjieba.Jieba()
+    for word in words._EXTRA_WORDS:
+        fresh.add_word(word, 200000, None)
+    ours = words._segmenter()
+    assert ours is rjieba
+    for text in ("网关重启以后通知发不出去", "连接池昨天又满了支付服务一直超时", "以后都要先灰度再发版",
+                 "王强上周六把连接池的上限调到了", "李娜说根因是慢查询", "问题出在联合索引没生效"):
+        assert ours.cut(text, True) == fresh.cut(text, True)
+        assert ours.tag(text, True) == fresh.tag(text, True)
+        assert [ours.has_word(text[:n]) for n in (2, 3)] == [fresh.has_word(text[:n])
+                                                            for n in (2, 3)]
