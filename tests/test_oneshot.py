@@ -3,8 +3,9 @@ needs: the shortcuts it takes give exactly what the long way gave — query cues
 when a word they need is present, words and CJK runs found without compiling a class of
 40,000 code points, the build's arrays read without np.load, every candidate's kind,
 superseded flag and speakers read from arrays instead of its JSON row, alaya.toml's parse
-taken from the build while its text is unchanged, rjieba's dictionary loaded once — and it
-starts no pool of BLAS threads."""
+taken from the build while its text is unchanged, rjieba's dictionary loaded once, records
+instead of dataclasses compiling their methods at import — and it starts no pool of BLAS
+threads."""
 
 from __future__ import annotations
 
@@ -279,3 +280,91 @@ def test_chinese_words_come_from_rjiebas_own_segmenter_as_from_a_new_one() -> No
         assert ours.tag(text, True) == fresh.tag(text, True)
         assert [ours.has_word(text[:n]) for n in (2, 3)] == [fresh.has_word(text[:n])
                                                             for n in (2, 3)]
+
+
+def _pair(frozen: bool) -> tuple[type, type]:
+    """The same class as a dataclass and as a record."""
+    import dataclasses
+
+    from vault_engine.primitives import record
+
+    made = []
+    for decorate in (dataclasses.dataclass(frozen=frozen), record(frozen=frozen)):
+        class C:
+            """A class."""
+
+            a: int
+            b: str = "x"
+            c: tuple[str, ...] = ()
+            d: list[int] = dataclasses.field(default_factory=list)
+            e: float | None = dataclasses.field(default=None, compare=False, repr=False)
+
+            @property
+            def twice(self) -> int:
+                return self.a * 2
+
+        made.append(decorate(C))
+    return made[0], made[1]
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_a_record_behaves_as_the_dataclass_it_replaces(frozen: bool) -> None:
+    import copy
+    import dataclasses
+
+    dc, rec = _pair(frozen)
+    for args, kwargs in [((1,), {}), ((1, "y"), {"d": [2]}), ((), {"a": 3, "e": 0.5}),
+                         ((4, "z", ("p",), [1], 2.0), {})]:
+        x, y = dc(*args, **kwargs), rec(*args, **kwargs)
+        assert dataclasses.asdict(x) == dataclasses.asdict(y)
+        assert dataclasses.astuple(x) == dataclasses.astuple(y)
+        assert repr(x) == repr(y) and y.twice == x.twice
+        assert y == rec(*args, **kwargs) and y != rec(99) and y != x and (y == 1) is False
+        assert dataclasses.replace(y, b="w") == rec(y.a, "w", y.c, y.d, y.e)
+        assert copy.deepcopy(y) == y
+        assert _outcome(lambda v=x: hash(v)) == _outcome(lambda v=y: hash(v))
+        if frozen:
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                y.a = 5  # type: ignore[misc]
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                del y.b
+        else:
+            y.a = 5
+            assert y.a == 5
+    # hashable field values: the same hash (frozen) or the same refusal (not frozen)
+    assert _outcome(lambda: hash(rec(1, "x", ("t",), (), 0.1))) == _outcome(
+        lambda: hash(dc(1, "x", ("t",), (), 0.1)))
+    assert rec(1).d is not rec(1).d  # a fresh default each time
+    assert [f.name for f in dataclasses.fields(rec)] == [f.name for f in dataclasses.fields(dc)]
+    assert dataclasses.is_dataclass(rec) and rec.__match_args__ == dc.__match_args__
+    for args, kwargs in [((), {}), ((1,), {"a": 2}), ((1,), {"z": 2}), ((1, 2, 3, 4, 5, 6), {}),
+                         ((), {"b": "q"}), ((1, 2, 3, 4, 5, 6), {"z": 1})]:
+        with pytest.raises(TypeError) as want:
+            dc(*args, **kwargs)
+        with pytest.raises(TypeError) as got:
+            rec(*args, **kwargs)
+        assert str(got.value) == str(want.value)
+
+
+def _outcome(call: object) -> object:
+    try:
+        return ("value", call())  # type: ignore[operator]
+    except Exception as exc:  # noqa: BLE001 — the exception is the outcome compared
+        return ("raised", type(exc), str(exc))
+
+
+def test_a_record_refuses_what_it_does_not_do() -> None:
+    import dataclasses
+
+    from vault_engine.primitives import record
+
+    with pytest.raises(TypeError, match="plain fields only"):
+        @record
+        class Post:
+            a: int = 0
+
+            def __post_init__(self) -> None: ...
+    with pytest.raises(TypeError, match="plain fields only"):
+        @record
+        class Hidden:
+            a: int = dataclasses.field(default=0, init=False)

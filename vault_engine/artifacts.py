@@ -34,9 +34,10 @@ for readers still holding it; older ones are deleted.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .primitives import record
 
 SCHEMA_VERSION = 1
 # bumped whenever a build's set of files or their layout changes (11: Chinese BM25 words;
@@ -66,7 +67,7 @@ COMPILE_LOCK = "compile.lock"
 TIERS = ("HOT", "WARM", "COLD")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Build:
     """One published set of artifacts."""
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .primitives import record
 
 CONFIG_FILE = "alaya.toml"
 
@@ -129,7 +130,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Config:
     """alaya.toml's values over the defaults, and the keys it does not know."""
 

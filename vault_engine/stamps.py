@@ -29,9 +29,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
+
+from .primitives import record
 
 STAMPS = "stamps.json"  # in a build's recall/ folder
 STAMP_DIR = "stamps"
@@ -115,7 +117,7 @@ def node_stamps(paths: Sequence[str | None], notes: Mapping[str, tuple[int, int,
     return out
 
 
-@dataclass
+@record
 class Staleness:
     """Whether the vault changed since the build: `stale` None when the build cannot tell."""
 

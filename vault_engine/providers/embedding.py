@@ -18,13 +18,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
 from vault_engine.config import Config
 from vault_engine.errors import AlayaError
+from vault_engine.primitives import record
 
 
 class EmbeddingError(AlayaError):
@@ -212,7 +212,7 @@ class OpenAIEmbedder:
         return self.embed_passages([text])[0]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EmbeddingSettings:
     """`[embedding]` of alaya.toml with the ALAYA_EMBED_* overrides applied."""
 

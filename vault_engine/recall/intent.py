@@ -10,8 +10,9 @@ match: compiling them all costs a one-shot `alaya recall` process several millis
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
+
+from vault_engine.primitives import record
 
 # English: "what/which <up to two words> <plural noun>" ("what LGBTQ+ events", "which
 # cities"), "what are some / all the …", "kinds/types of", "in what ways", "how many", "list",
@@ -44,7 +45,7 @@ _TIME_ZH = (
     r"多久前|多长时间|多久了|多少天|多少年|几天前|几年前|日期是")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Intent:
     """What kind of answer a question wants."""
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vault_engine.config import AGENT_ENV
 from vault_engine.errors import NamespaceError, NotFoundError, UsageError
+from vault_engine.primitives import record
 
 if TYPE_CHECKING:
     from .model import Note
@@ -71,7 +71,7 @@ def is_ephemeral(namespace: str) -> bool:
     return namespace.endswith(EPHEMERAL) and namespace != EPHEMERAL
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Caller:
     """Who is asking. `kind` is owner | agent | public; `agent` names an agent."""
 
