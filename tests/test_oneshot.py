@@ -93,6 +93,22 @@ _CUE_WORDS = ["why", "cause", "caused", "because", "reason", "root", "due to", "
               "矛盾", "冲突", "替代", "İnstead", "ınstead", "becauſe", "liKe", "WHY", "gateway"]
 
 
+_CURRENT_WORDS = ["currently", "current", "now", "latest", "these days", "at the moment",
+                  "as of today", "NOW", "Currently", "theſe  days", "laTeſt", "knowledge",
+                  "nowhere", "现在", "目前", "当前", "如今", "最新", "眼下", "today", "moment"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_CURRENT_WORDS + _CUE_WORDS) | st.text(max_size=6),
+                max_size=5), st.sampled_from([" ", "", "-", "的"]))
+def test_current_questions_skipped_by_their_words_are_the_ones_the_pattern_finds(
+        words: list[str], sep: str) -> None:
+    from vault_engine.recall import ranking
+
+    text = sep.join(words)
+    assert ranking.wants_current(text) == bool(re.search(ranking._CURRENT, text))
+
+
 def _all_cues(text: str) -> list[str]:
     return [rel for pattern, rel, _ in relations._QUERY_CUES if re.search(pattern, text)]
 
