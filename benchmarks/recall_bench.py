@@ -23,6 +23,10 @@ checkout's packages are byte-compiled here first (what `pip install` does for a 
 editable with PYTHONDONTWRITEBYTECODE=1, as on this project's machine, alaya would otherwise
 compile every one of its modules from source in every process. `--no-bytecode` skips that.
 
+`--also ALAYA` times a second alaya executable — an install of an earlier commit — in the
+same rounds against the same build: a before and after under the same load. (An older alaya
+reads a newer build's arrays it knows and ignores the rest.)
+
     .venv/bin/python benchmarks/recall_bench.py --sizes 10000 100000
 """
 
@@ -151,7 +155,7 @@ def interleaved(cmds: list[list[str]], n: int, env: dict[str, str]) -> list[list
     return out
 
 
-def bench(vault: Path, rounds: int, runs: int) -> dict[str, object]:
+def bench(vault: Path, rounds: int, runs: int, also: str | None = None) -> dict[str, object]:
     prepare(vault)
     build = json.loads((vault / ".alaya" / "current.json").read_text())["build"]
     folder = vault / ".alaya" / "builds" / build
@@ -167,10 +171,16 @@ def bench(vault: Path, rounds: int, runs: int) -> dict[str, object]:
     floor_cmd = [sys.executable, "-c", FLOOR, str(index), "{q}"]
     floor1_cmd = [sys.executable, "-c", FLOOR_1, str(index), "{q}"]
     alaya_cmd = [ALAYA, "--vault", str(vault), "recall", "{q}", "--json"]
-    floor, floor1, process = interleaved([floor_cmd, floor1_cmd, alaya_cmd], runs, env)
+    cmds = [floor_cmd, floor1_cmd, alaya_cmd]
+    if also:  # another alaya (an install of an earlier commit), timed in the same rounds
+        cmds.append([also, "--vault", str(vault), "recall", "{q}", "--json"])
+    floor, floor1, process, *other = interleaved(cmds, runs, env)
     result["floor_ms"] = stats(floor)
     result["floor_1thread_ms"] = stats(floor1)
     result["process_ms"] = stats(process)
+    if other:
+        result["also"] = also
+        result["also_process_ms"] = stats(other[0])
     server = subprocess.Popen([ALAYA, "--vault", str(vault), "serve", "--no-watch"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -192,8 +202,9 @@ def bench(vault: Path, rounds: int, runs: int) -> dict[str, object]:
         server.wait(10)
     for name, key in (("floor", "floor_ms"), ("floor_1thread", "floor_1thread_ms")):
         for p in ("p50", "p95"):
-            result[f"process_vs_{name}_{p}"] = round(
-                result["process_ms"][p] / result[key][p], 2)  # type: ignore[index]
+            for who in ("process", "also_process") if other else ("process",):
+                result[f"{who}_vs_{name}_{p}"] = round(
+                    result[f"{who}_ms"][p] / result[key][p], 2)  # type: ignore[index]
     return result
 
 
@@ -204,6 +215,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--also", default=None, metavar="ALAYA",
+                    help="another alaya executable (e.g. an install of an earlier commit) to "
+                         "time in the same rounds, against the same build")
     ap.add_argument("--no-bytecode", action="store_true",
                     help="time the checkout as it is (no byte-compiling first)")
     args = ap.parse_args()
@@ -214,7 +228,7 @@ def main() -> None:
         vault = args.workdir / f"vault-{n}"
         if not vault.exists():
             raise SystemExit(f"{vault} missing: run benchmarks/compile_bench.py --sizes {n}")
-        results.append({"cards": n, **bench(vault, args.rounds, args.runs)})
+        results.append({"cards": n, **bench(vault, args.rounds, args.runs, args.also)})
         print(json.dumps(results[-1], indent=1), file=sys.stderr)
     report(results, args.out)
 
