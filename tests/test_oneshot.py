@@ -5,7 +5,7 @@ when a word they need is present, words and CJK runs found without compiling a c
 superseded flag and speakers read from arrays instead of its JSON row, alaya.toml's parse
 taken from the build while its text is unchanged, rjieba's dictionary loaded once, records
 instead of dataclasses compiling their methods at import — and it starts no pool of BLAS
-threads."""
+threads, and leaves without tearing the interpreter down once its answer is out."""
 
 from __future__ import annotations
 
@@ -384,3 +384,21 @@ def test_a_record_refuses_what_it_does_not_do() -> None:
         @record
         class Hidden:
             a: int = dataclasses.field(default=0, init=False)
+
+
+def test_the_alaya_command_exits_with_its_whole_answer_written(built: Path) -> None:
+    """The one-shot path leaves with os._exit once its answer is flushed: the answer is
+    whole, the exit code kept, the telemetry line written."""
+    alaya = str(Path(sys.executable).parent / "alaya")
+    env = dict(os.environ, ALAYA_EMBED_PROVIDER="hash128")
+    telemetry = built / ".alaya" / A.TELEMETRY
+    before = telemetry.read_text("utf-8").count("\n") if telemetry.exists() else 0
+    done = subprocess.run([alaya, "--vault", str(built), "recall", "camping kids", "--json",
+                           "--top-k", "25"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and done.stderr == ""
+    answer = json.loads(done.stdout)
+    assert answer["nodes"] and done.stdout.endswith("}\n")
+    assert telemetry.read_text("utf-8").count("\n") == before + 1
+    bad = subprocess.run([alaya, "--vault", str(built), "recall", "--json", "--depth", "0"],
+                         capture_output=True, text=True, env=env)  # nothing asked: the full CLI
+    assert bad.returncode == 2 and "nothing to recall" in bad.stdout + bad.stderr
