@@ -12,6 +12,21 @@ disposable artifact).
 The floor: a fresh process that imports numpy + faiss + the bundled embedder, loads the
 model, embeds a query and searches the memory-mapped flat WARM index (or HOT), timed from
 outside like every other process (spawn to exit), alternating with the `alaya recall` runs.
+It runs twice: as it always has (numpy, faiss and the model with their default threads, a
+normal interpreter exit), and "matched": run as a one-shot `alaya recall` runs — one OpenMP
+thread waiting passively, one BLAS thread, and an exit without interpreter teardown once the
+answer is printed (cli.fast.exit_now). On a busy machine the default OpenMP pool spins and
+the first floor is no floor at all (it took 0.4–0.9 s while alaya took 0.2 s); the process is
+compared with both.
+
+Bytecode: the floor's libraries load the bytecode pip wrote when it installed them. The
+checkout's packages are byte-compiled here first (what `pip install` does for a wheel): run
+editable with PYTHONDONTWRITEBYTECODE=1, as on this project's machine, alaya would otherwise
+compile every one of its modules from source in every process. `--no-bytecode` skips that.
+
+`--also ALAYA` times a second alaya executable — an install of an earlier commit — in the
+same rounds against the same build: a before and after under the same load. (An older alaya
+reads a newer build's arrays it knows and ignores the rest.)
 
     .venv/bin/python benchmarks/recall_bench.py --sizes 10000 100000
 """
@@ -49,6 +64,22 @@ index = faiss.read_index(sys.argv[1], faiss.IO_FLAG_MMAP_IFC)
 index.search(q, 10)
 print(time.perf_counter() - t)
 """
+# the floor run as a one-shot `alaya recall` runs: its threads (LocalEmbedder's
+# configure_threads, cli/fast.py) and its exit once the answer is out (cli.fast.exit_now)
+THREADS_1 = {"OMP_WAIT_POLICY": "PASSIVE", "OMP_NUM_THREADS": "1", "KMP_BLOCKTIME": "0",
+             "OPENBLAS_NUM_THREADS": "1"}
+FLOOR_MATCHED = (f"import os\nos.environ.update({THREADS_1!r})\n" + FLOOR
+                 + "sys.stdout.flush()\nos._exit(0)\n")
+PACKAGES = ("cli", "compilers", "lint", "vault_engine")
+
+
+def byte_compile() -> None:
+    """Write the checkout's bytecode, as pip does when it installs a wheel."""
+    import compileall
+
+    for pkg in PACKAGES:
+        if not compileall.compile_dir(str(ROOT / pkg), quiet=1):
+            raise SystemExit(f"could not byte-compile {pkg}")
 
 
 def pct(values: list[float], p: float) -> float:
@@ -127,7 +158,7 @@ def interleaved(cmds: list[list[str]], n: int, env: dict[str, str]) -> list[list
     return out
 
 
-def bench(vault: Path, rounds: int, runs: int) -> dict[str, object]:
+def bench(vault: Path, rounds: int, runs: int, also: str | None = None) -> dict[str, object]:
     prepare(vault)
     build = json.loads((vault / ".alaya" / "current.json").read_text())["build"]
     folder = vault / ".alaya" / "builds" / build
@@ -141,10 +172,18 @@ def bench(vault: Path, rounds: int, runs: int) -> dict[str, object]:
     env = dict(os.environ)
     env.pop("ALAYA_EMBED_PROVIDER", None)
     floor_cmd = [sys.executable, "-c", FLOOR, str(index), "{q}"]
+    matched_cmd = [sys.executable, "-c", FLOOR_MATCHED, str(index), "{q}"]
     alaya_cmd = [ALAYA, "--vault", str(vault), "recall", "{q}", "--json"]
-    floor, process = interleaved([floor_cmd, alaya_cmd], runs, env)
+    cmds = [floor_cmd, matched_cmd, alaya_cmd]
+    if also:  # another alaya (an install of an earlier commit), timed in the same rounds
+        cmds.append([also, "--vault", str(vault), "recall", "{q}", "--json"])
+    floor, matched, process, *other = interleaved(cmds, runs, env)
     result["floor_ms"] = stats(floor)
+    result["floor_matched_ms"] = stats(matched)
     result["process_ms"] = stats(process)
+    if other:
+        result["also"] = also
+        result["also_process_ms"] = stats(other[0])
     server = subprocess.Popen([ALAYA, "--vault", str(vault), "serve", "--no-watch"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -164,10 +203,11 @@ def bench(vault: Path, rounds: int, runs: int) -> dict[str, object]:
     finally:
         server.terminate()
         server.wait(10)
-    floor_p95 = result["floor_ms"]["p95"]  # type: ignore[index]
-    result["process_vs_floor_p95"] = round(result["process_ms"]["p95"] / floor_p95, 2)  # type: ignore[index]
-    result["process_vs_floor_p50"] = round(result["process_ms"]["p50"]  # type: ignore[index]
-                                           / result["floor_ms"]["p50"], 2)  # type: ignore[index]
+    for name, key in (("floor", "floor_ms"), ("floor_matched", "floor_matched_ms")):
+        for p in ("p50", "p95"):
+            for who in ("process", "also_process") if other else ("process",):
+                result[f"{who}_vs_{name}_{p}"] = round(
+                    result[f"{who}_ms"][p] / result[key][p], 2)  # type: ignore[index]
     return result
 
 
@@ -178,13 +218,20 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--also", default=None, metavar="ALAYA",
+                    help="another alaya executable (e.g. an install of an earlier commit) to "
+                         "time in the same rounds, against the same build")
+    ap.add_argument("--no-bytecode", action="store_true",
+                    help="time the checkout as it is (no byte-compiling first)")
     args = ap.parse_args()
+    if not args.no_bytecode:
+        byte_compile()
     results = []
     for n in args.sizes:
         vault = args.workdir / f"vault-{n}"
         if not vault.exists():
             raise SystemExit(f"{vault} missing: run benchmarks/compile_bench.py --sizes {n}")
-        results.append({"cards": n, **bench(vault, args.rounds, args.runs)})
+        results.append({"cards": n, **bench(vault, args.rounds, args.runs, args.also)})
         print(json.dumps(results[-1], indent=1), file=sys.stderr)
     report(results, args.out)
 

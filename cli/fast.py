@@ -205,6 +205,11 @@ def run_direct(argv: list[str], piped: bytes | None = None) -> tuple[int, str] |
     root, query = parsed
     if not (root / "alaya.toml").is_file():
         return None
+    # numpy's BLAS (OpenBLAS) starts a thread per core when numpy is imported — before the
+    # embedder bounds OpenMP — and its threads spin after each call. A recall's products are
+    # tiny (30 × 384 for MMR); on a busy machine that pool cost a one-shot recall ~50 ms of
+    # CPU and wall time. One BLAS thread, unless the environment says otherwise.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from vault_engine.errors import AlayaError
     from vault_engine.recall.pipeline import recall_in_vault
 
@@ -223,6 +228,19 @@ def _piped_for(argv: list[str]) -> bytes | None:
     return read_piped()
 
 
+def exit_now(code: int) -> None:
+    """Exit once the answer is out, without tearing the interpreter down. All a fast path
+    writes is its answer (flushed here) and one telemetry line (one os.write, already
+    done); what teardown would add is freeing numpy's, faiss's and the model's modules and
+    memory one object at a time — 15–30 ms of a one-shot recall — which the OS does at once."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(code)  # a closed pipe: the interpreter reports it as it always has
+    os._exit(code)
+
+
 def main() -> None:
     argv = sys.argv[1:]
     piped = _piped_for(argv)
@@ -230,7 +248,7 @@ def main() -> None:
     if served is not None:
         code, text = served
         sys.stdout.write(text)
-        sys.exit(code)
+        exit_now(code)
     if piped is not None:
         PIPED.append(piped)
     from .main import main as full_main

@@ -68,6 +68,13 @@ def page_dict(rec: NoteRecord, tier: TierResult, out: Sequence[Edge]) -> dict[st
     return page
 
 
+def retired(rec: NoteRecord) -> bool:
+    """Every claim superseded (or refuted) by a later card: recall ranks the card lower (each
+    unit row's `superseded`, and recall/unit_superseded.npy)."""
+    return bool(rec.claims) and all(c.get("status") in ("refuted", "superseded")
+                                    for c in rec.claims)
+
+
 def make_fragment(rec: NoteRecord, tier: TierResult, out: Sequence[Edge],
                   key: tuple[Any, ...]) -> Fragment:
     page = _ENC.encode(page_dict(rec, tier, out)) if rec.kind in GRAPH_KINDS else ""
@@ -83,16 +90,14 @@ def make_fragment(rec: NoteRecord, tier: TierResult, out: Sequence[Edge],
         flags["volatile"] = True
     if rec.stale is not None:
         flags["stale"] = rec.stale
-    # every claim superseded (or refuted) by a later card: recall ranks the card lower
-    retired = bool(rec.claims) and all(c.get("status") in ("refuted", "superseded")
-                                       for c in rec.claims)
+    superseded = retired(rec)
     units = "".join(_ENC.encode({
         "note": rec.key, "kind": rec.kind, "anchor": u.anchor, "title": rec.title,
         "path": rec.path, "tier": tier.tier, "namespace": rec.namespace, "type": rec.type,
         "tags": list(rec.tags),
         # an entity page's fact is as old as the turn it cites (--as-of, the date match)
         "when": f"{u.dates[0]}T00:00:00Z" if u.cites and u.dates else rec.created,
-        "valid": valid, "superseded": retired,
+        "valid": valid, "superseded": superseded,
         "speakers": rec.extra.get("speakers") or [],
         "source_sessions": list(rec.source_sessions), "snippet": u.snippet,
         **({"dates": list(u.dates)} if u.dates else {}),

@@ -17,6 +17,7 @@ Deleted and renamed notes simply disappear from the scan; their records leave th
 from __future__ import annotations
 
 import gc
+import json
 import pickle
 import secrets
 import shutil
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_engine import artifacts as A
+from vault_engine.config import toml_snapshot
 from vault_engine.primitives import now as clock
 from vault_engine.providers.embedding import EmbeddingError, get_embedder
 from vault_engine.recall.bm25 import pack_shards
@@ -193,6 +195,10 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
                         quality=usage.quality)
     write_stamps(tmp / A.RECALL, records, folders,
                  note_stamps(vault, entries, stats.malformed, scan_start))
+    snapshot = toml_snapshot(vault.root)
+    if snapshot is not None:  # recall reuses the parse while alaya.toml keeps this text
+        (tmp / A.CONFIG_SNAPSHOT).write_text(json.dumps(snapshot, ensure_ascii=False),
+                                             encoding="utf-8")
     timer.lap("units-file")
 
     if len(cstate.vocab) > 1000 and stats.deleted + stats.parsed > 0:

@@ -17,11 +17,17 @@ cards) or parse the digest (3.4 s). This writes what recall needs as numpy array
   vectors without decoding a unit's JSON row;
 - `unit_timed.npy` (int8): 1 for a session turn that says when (a date, a relative day, how
   long ago — `vault_engine/text/timed.py`): a time question ranks it up;
+- `node_kind.npy` (int8): each node's kind, as an index into info.json's `kinds`;
+  `unit_superseded.npy` (int8): 1 for a unit of a card whose every claim a later card
+  superseded; `node_speakers_indptr.npy` / `node_speakers.npy` (int32, CSR): the name forms
+  of who spoke in each session, as indexes into info.json's `speakers` — what recall filters
+  and ranks by for every candidate, without decoding hundreds of unit rows (the rows say the
+  same: `kind`, `superseded`, `speakers`);
 - `context_row.npy` (int32) and `context_vectors.npy` (float32): for each unit, its row in
   `context_vectors` (-1 for none) — the vector of a session turn read with the turn before it
   (`[embedding] turn_context`), blended into the turn's dense score at query time;
-- `info.json`: relation type names, node count, namespaces, embedder id, compile time (read
-  per query);
+- `info.json`: relation type names, node count, namespaces, kinds, speakers, embedder id,
+  compile time (read per query);
 - `meta.json`: node keys and kinds (read only to resolve --from-nodes or unit-less nodes).
 """
 
@@ -32,6 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .digest import retired
 from .graph import Edge
 from .records import GRAPH_KINDS, NoteRecord
 
@@ -96,6 +103,20 @@ def write_recall_arrays(folder: Path, records: Sequence[NoteRecord], edges: Sequ
     np.save(folder / "unit_timed.npy", np.array(unit_timed, dtype=np.int8))
     np.save(folder / "node_ns.npy", np.array([ns_index[r.namespace] for r in nodes],
                                              dtype=np.int16))
+    kinds = sorted({r.kind for r in nodes})
+    kind_index = {k: i for i, k in enumerate(kinds)}
+    np.save(folder / "node_kind.npy", np.array([kind_index[r.kind] for r in nodes],
+                                               dtype=np.int8))
+    np.save(folder / "unit_superseded.npy", np.array(
+        [flag for rec in records for flag in [1 if retired(rec) else 0] * len(rec.units)],
+        dtype=np.int8))
+    node_forms = [list(r.extra.get("speakers") or []) for r in nodes]
+    speakers = sorted({f for forms in node_forms for f in forms})
+    form_index = {f: i for i, f in enumerate(speakers)}
+    np.save(folder / "node_speakers_indptr.npy", np.cumsum(
+        [0] + [len(forms) for forms in node_forms], dtype=np.int32))
+    np.save(folder / "node_speakers.npy", np.array(
+        [form_index[f] for forms in node_forms for f in forms], dtype=np.int32))
     if context is not None and len(context[0]):
         rows, matrix = context
         context_row = np.full(len(unit_lines), -1, dtype=np.int32)
@@ -113,7 +134,8 @@ def write_recall_arrays(folder: Path, records: Sequence[NoteRecord], edges: Sequ
                                                    dtype=np.int8))
     (folder / "info.json").write_text(json.dumps(
         {"relation_types": rel_types, "nodes": len(nodes), "embedder": embedder,
-         "compiled_at": compiled_at, "namespaces": namespaces}), encoding="utf-8")
+         "compiled_at": compiled_at, "namespaces": namespaces, "kinds": kinds,
+         "speakers": speakers}, ensure_ascii=False), encoding="utf-8")
     (folder / "meta.json").write_text(json.dumps(
         {"nodes": [r.key for r in nodes], "kinds": [r.kind for r in nodes],
          "relation_types": rel_types}, ensure_ascii=False, separators=(",", ":")),

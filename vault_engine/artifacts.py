@@ -15,6 +15,7 @@
     graph.pickle            networkx MultiDiGraph of cards, entities, sessions, notes
     agent-digest.json       the compact view for agents that read files
     claims.jsonl            one claim per line
+    config.json             alaya.toml as the compile read it: its text and TOML parse
   agent-digest.json         the digest every agent may read: `shared` notes only
   digest/<agent>.json       one per agent: `shared` plus that agent's own namespaces
                             (both replaced atomically with each build; the build's own
@@ -33,15 +34,17 @@ for readers still holding it; older ones are deleted.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .primitives import record
 
 SCHEMA_VERSION = 1
 # bumped whenever a build's set of files or their layout changes (11: Chinese BM25 words;
 # 12: node_ns.npy and the agents' digests; 13: the folder and note stamps of recall/,
-# vault_engine/stamps.py; 14: recall/unit_timed.npy)
-FORMAT = 14
+# vault_engine/stamps.py; 14: recall/unit_timed.npy; 15: recall/node_kind.npy,
+# unit_superseded.npy and the node_speakers arrays, config.json)
+FORMAT = 15
 CURRENT = "current.json"
 BUILDS = "builds"
 MANIFEST = "manifest.json"
@@ -56,6 +59,7 @@ PUBLIC_CLAIMS = "claims.jsonl"  # .alaya/claims.jsonl: the claims of shared note
 AGENT_DIGESTS = "digest"  # .alaya/digest/<agent>.json: shared + that agent's own
 CLAIMS = "claims.jsonl"
 RECALL = "recall"  # compact arrays for recall (compilers/recall_index.py)
+CONFIG_SNAPSHOT = "config.json"  # config.toml_snapshot: recall reuses the parse
 EMBED_CACHE = "cache/embeddings.sqlite"
 RECORD_CACHE = "cache/records.pickle"
 TELEMETRY = "telemetry/recall.jsonl"
@@ -63,7 +67,7 @@ COMPILE_LOCK = "compile.lock"
 TIERS = ("HOT", "WARM", "COLD")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Build:
     """One published set of artifacts."""
 
@@ -89,6 +93,14 @@ class Build:
 
         with self.path(GRAPH).open("rb") as fh:
             return pickle.load(fh)
+
+    def config_snapshot(self) -> dict[str, Any] | None:
+        """alaya.toml as this build's compile read it (config.toml_snapshot), if saved."""
+        try:
+            data = json.loads(self.path(CONFIG_SNAPSHOT).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
 
     def unit_namespaces(self) -> tuple[list[str], Any, Any] | None:
         """(namespace names, each unit's namespace index, each unit's tier code 0 HOT 1 WARM

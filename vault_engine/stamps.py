@@ -26,13 +26,14 @@ recall tells an agent about changed notes can leave out another agent's private 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
+
+from .primitives import record
 
 STAMPS = "stamps.json"  # in a build's recall/ folder
 STAMP_DIR = "stamps"
@@ -116,7 +117,7 @@ def node_stamps(paths: Sequence[str | None], notes: Mapping[str, tuple[int, int,
     return out
 
 
-@dataclass
+@record
 class Staleness:
     """Whether the vault changed since the build: `stale` None when the build cannot tell."""
 
@@ -155,6 +156,9 @@ def _same(path: str, stamp: Sequence[int], entry: os.DirEntry[str] | None = None
         return True
     if st.st_size != stamp[1]:
         return False
+    import hashlib  # only here: loading OpenSSL costs a one-shot recall ~3 ms, and a recall
+    # hashes a note only when its mtime moved
+
     try:
         with open(path, "rb") as fh:
             digest = hashlib.sha256(fh.read()).hexdigest()

@@ -16,15 +16,18 @@ import datetime as dt
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from .artifacts import TELEMETRY
+from .primitives import record
 
 
-@dataclass
+@record
 class NoteStats:
+    """One note's recalls, aggregated from the events."""
+
     access_count: int = 0
     last_accessed: dt.datetime | None = None
     first_accessed: dt.datetime | None = None

@@ -18,15 +18,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
 from vault_engine.config import Config
 from vault_engine.errors import AlayaError
-
-from .http import post_json
+from vault_engine.primitives import record
 
 
 class EmbeddingError(AlayaError):
@@ -96,7 +94,7 @@ class LocalEmbedder:
         return _normalize(self._get().query(text))
 
 
-_TOKEN_RE = re.compile(r"\w+", re.UNICODE)
+_TOKEN_RE = r"\w+"  # compiled on use (re caches it): the bundled model's recall never hashes
 
 
 def _blake2b(data: bytes, digest_size: int) -> Any:
@@ -115,7 +113,7 @@ class HashEmbedder:
     def _vec(self, text: str) -> np.ndarray:
         vec = np.zeros(self.dim, dtype=np.float32)
         text = text.lower()
-        feats = _TOKEN_RE.findall(text)
+        feats = re.findall(_TOKEN_RE, text)
         feats += [text[i:i + 3] for i in range(max(0, len(text) - 2))]
         for f in feats:
             h = int.from_bytes(_blake2b(f.encode(), digest_size=8).digest(), "little")
@@ -165,6 +163,8 @@ class OpenAIEmbedder:
         return self._dim
 
     def _post(self, client: Any, batch: Sequence[str]) -> np.ndarray:
+        from .http import post_json  # only here: a recall with the bundled model never posts
+
         body = post_json(client, self.url, {"model": self.model, "input": list(batch)},
                          api_key=self.api_key, timeout_s=self.timeout_s,
                          max_retries=self.max_retries, backoff_s=self.backoff_s,
@@ -212,8 +212,10 @@ class OpenAIEmbedder:
         return self.embed_passages([text])[0]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EmbeddingSettings:
+    """`[embedding]` of alaya.toml with the ALAYA_EMBED_* overrides applied."""
+
     provider: str
     model: str
     base_url: str

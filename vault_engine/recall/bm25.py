@@ -9,15 +9,18 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+try:  # hashlib's blake2b is this one; `import hashlib` would also load OpenSSL (~3 ms of
+    # every one-shot recall) for the sha/md5 constructors recall never calls
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # an interpreter without the _blake2 module
+    from hashlib import blake2b as _blake2b
+
 
 @lru_cache(maxsize=65536)
 def token_hash(token: str) -> int:
     """A stable 64-bit hash of a token: how a saved index's vocabulary is looked up without
     parsing its JSON (vocab_hash.npy)."""
-    import hashlib
-
-    return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest(),
-                          "little")
+    return int.from_bytes(_blake2b(token.encode("utf-8"), digest_size=8).digest(), "little")
 
 
 class SavedBM25:
@@ -34,19 +37,21 @@ class SavedBM25:
 
         import numpy as np
 
+        from .npy import load_npy
+
         self.folder = folder
         with open(os.path.join(folder, "params.index.json"), encoding="utf-8") as fh:
             params = json.load(fh)
         self.num_docs = int(params["num_docs"])
         self.dtype = np.dtype(params.get("dtype", "float32"))
-        self.data = np.load(os.path.join(folder, "data.csc.index.npy"), mmap_mode="r")
-        self.indices = np.load(os.path.join(folder, "indices.csc.index.npy"), mmap_mode="r")
-        self.indptr = np.load(os.path.join(folder, "indptr.csc.index.npy"), mmap_mode="r")
+        self.data = load_npy(os.path.join(folder, "data.csc.index.npy"))
+        self.indices = load_npy(os.path.join(folder, "indices.csc.index.npy"))
+        self.indptr = load_npy(os.path.join(folder, "indptr.csc.index.npy"))
         nnoc = os.path.join(folder, "nonoccurrence_array.index.npy")
-        self.nonoccurrence = np.load(nnoc) if os.path.exists(nnoc) else None
+        self.nonoccurrence = load_npy(nnoc, mmap=False) if os.path.exists(nnoc) else None
         hashes = os.path.join(folder, "vocab_hash.npy")
-        self._hashes = np.load(hashes, mmap_mode="r") if os.path.exists(hashes) else None
-        self._local = np.load(os.path.join(folder, "vocab_local.npy"), mmap_mode="r") \
+        self._hashes = load_npy(hashes) if os.path.exists(hashes) else None
+        self._local = load_npy(os.path.join(folder, "vocab_local.npy")) \
             if self._hashes is not None else None
         self._vocab: dict[str, int] | None = None
 
@@ -178,15 +183,14 @@ def open_pack(folder: str, *, resident: bool = False) -> list[tuple[SavedBM25, A
     import json
     import os
 
-    import numpy as np
+    from .npy import load_npy
 
     meta_path = os.path.join(folder, PACK)
     if not os.path.exists(meta_path):
         return None
     with open(meta_path, encoding="utf-8") as fh:
         meta = json.load(fh)
-    mode: Any = None if resident else "r"
-    arrays = {k: np.load(os.path.join(folder, f"pack-{k}.npy"), mmap_mode=mode)
+    arrays = {k: load_npy(os.path.join(folder, f"pack-{k}.npy"), mmap=not resident)
               for k in PACK_ARRAYS}
     out = []
     for e in meta["shards"]:
@@ -201,13 +205,12 @@ def open_doc_freq(folder: str) -> tuple[Any, Any] | None:
     """(sorted token hashes, document frequencies) over all shards, when packed."""
     import os
 
-    import numpy as np
+    from .npy import load_npy
 
     path = os.path.join(folder, "pack-df-hash.npy")
     if not os.path.exists(path):
         return None
-    return np.load(path, mmap_mode="r"), np.load(os.path.join(folder, "pack-df.npy"),
-                                                 mmap_mode="r")
+    return load_npy(path), load_npy(os.path.join(folder, "pack-df.npy"))
 
 
 def save_vocab_hashes(folder: str, vocab: dict[str, int]) -> None:

@@ -18,7 +18,7 @@ from vault_engine.store.relations import FAMILIES, classify, relation_similarity
 
 from .fusion import Hit
 from .index import RecallIndex
-from .query import RecallQuery, RecallSettings, passes
+from .query import RecallQuery, RecallSettings
 
 
 def resolve_node(index: RecallIndex, ref: str, namespaces: set[str] | None = None) -> int:
@@ -127,7 +127,7 @@ def expand(index: RecallIndex, seeds: list[Hit], hits: dict[int, Hit], wanted: S
                 if not index.visible(target, namespaces):
                     continue
                 unit = int(index.node_unit[target])
-                if unit >= 0 and not passes(index.row(unit), query, namespaces):
+                if unit >= 0 and not index.unit_passes(unit, query, namespaces):
                     continue
                 score = parent.score * weight * sim * DECAY
                 existing = hits.get(target)

@@ -22,6 +22,8 @@ NOT_NAMED_FACTOR = 0.6  # a session the person a question names never spoke in
 
 @dataclass
 class Hit:
+    """A note found by the search or reached by expansion, and how it scored."""
+
     node: int
     score: float
     units: list[tuple[int, float]] = field(default_factory=list)  # (unit, fused score)
@@ -155,12 +157,17 @@ def _named_speakers(index: RecallIndex, by_node: dict[int, list[tuple[int, float
     query = (text or "").casefold()
     if not query:
         return set()
+    named: dict[str, bool] = {}  # name form → does the question name it
+
+    def names(form: str) -> bool:
+        if form not in named:
+            named[form] = bool(re.search(rf"(?<![a-z]){re.escape(form)}(?![a-z])", query)
+                               if form.isascii() else form in query)
+        return named[form]
+
     sessions: dict[int, set[str]] = {}
-    for node, units in by_node.items():
-        row = index.row(units[0][0]) if node >= 0 else {}
-        if row.get("kind") == "session":
-            forms = set(row.get("speakers") or [])
-            sessions[node] = {f for f in forms if (re.search(rf"(?<![a-z]){re.escape(f)}(?![a-z])",
-                                                            query) if f.isascii() else f in query)}
+    for node in by_node:
+        if node >= 0 and index.node_kind(node) == "session":
+            sessions[node] = {f for f in index.node_speakers(node) if names(f)}
     with_name = {n for n, found in sessions.items() if found}
     return with_name if len(with_name) < len(sessions) else set()

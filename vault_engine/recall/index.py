@@ -13,6 +13,8 @@ from typing import Any
 from vault_engine import artifacts as A
 from vault_engine.errors import NotCompiledError
 
+from .npy import load_npy
+
 
 class RecallIndex:
     """The artifacts recall needs, opened lazily and memory-mapped. Cheap to keep resident."""
@@ -38,29 +40,39 @@ class RecallIndex:
         self._meta: dict[str, Any] | None = None
 
         def load(name: str) -> Any:
-            return np.load(folder / name, mmap_mode="r")
+            return load_npy(folder / name)
+
+        def ram(name: str) -> Any:
+            """Small and hit on every query: read into RAM (None when the build has none)."""
+            try:
+                return load_npy(folder / name, mmap=False)
+            except FileNotFoundError:
+                return None
 
         self.unit_offsets = load("unit_offsets.npy")
-        # small and hit on every query: in RAM, not memory-mapped (element access on a memmap
-        # costs a Python call each)
-        self.unit_node = np.array(load("unit_node.npy"))
-        self.node_unit = np.array(load("node_unit.npy"))
+        self.unit_node = load_npy(folder / "unit_node.npy", mmap=False)
+        self.node_unit = load_npy(folder / "node_unit.npy", mmap=False)
         self.node_units = np.bincount(self.unit_node[self.unit_node >= 0],
                                       minlength=self.n_nodes)
         # per-unit namespace and tier (builds since format 7; older ones decode the row)
         self.namespaces: list[str] = info.get("namespaces") or []
-        self.unit_ns = np.array(load("unit_ns.npy")) if (folder / "unit_ns.npy").exists() \
-            else None
-        self.unit_tier = np.array(load("unit_tier.npy")) \
-            if (folder / "unit_tier.npy").exists() else None
+        self.unit_ns = ram("unit_ns.npy")
+        self.unit_tier = ram("unit_tier.npy")
         # 1 for a turn that says when (builds since format 13; before: none)
-        self.unit_timed = np.array(load("unit_timed.npy")) \
-            if (folder / "unit_timed.npy").exists() else None
-        self.node_ns = np.array(load("node_ns.npy")) if (folder / "node_ns.npy").exists() \
-            else None
+        self.unit_timed = ram("unit_timed.npy")
+        self.node_ns = ram("node_ns.npy")
         # a ranking factor per node (< 1 for poor feedback); builds before it: none
-        self.node_quality = np.array(load("node_quality.npy")) \
-            if (folder / "node_quality.npy").exists() else None
+        self.node_quality = ram("node_quality.npy")
+        # each node's kind, each unit's superseded flag, who spoke in each session (builds
+        # since format 15; older ones decode the rows, which say the same)
+        self.kinds: list[str] | None = info.get("kinds")
+        self.node_kind_code = ram("node_kind.npy") if self.kinds is not None else None
+        self.unit_superseded = ram("unit_superseded.npy")
+        self.speakers: list[str] | None = info.get("speakers")
+        self.speakers_indptr = ram("node_speakers_indptr.npy") \
+            if self.speakers is not None else None
+        self.speakers_of = ram("node_speakers.npy") if self.speakers_indptr is not None \
+            else None
         self.adj = {d: (load(f"{d}_indptr.npy"), load(f"{d}_indices.npy"),
                         load(f"{d}_types.npy"), load(f"{d}_weights.npy")) for d in ("out", "in")}
         self._units_fh = build.path(A.UNITS).open("rb")
@@ -100,8 +112,34 @@ class RecallIndex:
         return namespaces is None or self.node_namespace(node) in namespaces
 
     def node_kind(self, node: int) -> str:
+        if self.node_kind_code is not None:
+            return self.kinds[self.node_kind_code[node]]  # type: ignore[index]
         unit = int(self.node_unit[node])
         return str(self.row(unit)["kind"]) if unit >= 0 else str(self.meta["kinds"][node])
+
+    def node_speakers(self, node: int) -> list[str]:
+        """The name forms of who spoke in a node (a session's speakers; none for others)."""
+        if self.speakers_of is not None:
+            a, b = self.speakers_indptr[node], self.speakers_indptr[node + 1]  # type: ignore[index]
+            return [self.speakers[i] for i in self.speakers_of[a:b].tolist()]  # type: ignore[index]
+        unit = int(self.node_unit[node])
+        return list(self.row(unit).get("speakers") or []) if unit >= 0 else []
+
+    def superseded(self, unit: int) -> bool:
+        """Is a unit's card one every claim of which a later card superseded?"""
+        if self.unit_superseded is not None:
+            return bool(self.unit_superseded[unit])
+        return bool(self.row(unit).get("superseded"))
+
+    def unit_passes(self, unit: int, query: Any, namespaces: set[str] | None) -> bool:
+        """`query.passes` for a unit: from the per-unit namespace array when the namespace is
+        all there is to check (the common query), else from its row."""
+        from .query import passes
+
+        if self.unit_ns is not None and not (query.types or query.tags or query.kinds
+                                             or query.as_of is not None):
+            return namespaces is None or self.namespaces[self.unit_ns[unit]] in namespaces
+        return passes(self.row(unit), query, namespaces)
 
     # -- rows and vectors ---------------------------------------------------------------
     def row(self, unit: int) -> dict[str, Any]:
@@ -137,16 +175,14 @@ class RecallIndex:
         """(row of each unit in the context vectors or -1, the context vectors): session turns
         read with the turn before them. None when the build has none."""
         if self._context is None:
-            import numpy as np
-
             path = self.folder / "context_vectors.npy"
             if not path.exists():
                 self._context = False
             else:
                 # resident (serve): read into RAM once; a one-shot recall maps them
                 rows_path = self.folder / "context_row.npy"
-                self._context = (np.load(rows_path), np.load(path)) if self.resident else (
-                    np.load(rows_path, mmap_mode="r"), np.load(path, mmap_mode="r"))
+                mapped = not self.resident
+                self._context = (load_npy(rows_path, mmap=mapped), load_npy(path, mmap=mapped))
         return self._context or None
 
     def doc_freq(self, token: str) -> int:
@@ -173,14 +209,13 @@ class RecallIndex:
 
     def notes_lexical(self) -> Any:
         if not hasattr(self, "_notes_lexical"):
-            import numpy as np
-
             from .bm25 import SavedBM25
 
             path = self.build.path(A.LEXICAL_NOTES)
             present = (path / "nodes.npy").exists()
             self._notes_lexical = SavedBM25(str(path)) if present else False
-            self.notes_lexical_nodes = np.load(path / "nodes.npy") if present else None
+            self.notes_lexical_nodes = load_npy(path / "nodes.npy", mmap=False) \
+                if present else None
         return self._notes_lexical
 
     def notes_lexical_rows(self) -> dict[int, int] | None:
@@ -213,13 +248,11 @@ class RecallIndex:
     # -- freshness ------------------------------------------------------------------------
     def staleness(self, root: Path, results: list[tuple[int, str | None]]) -> Any:
         """Has the vault at `root` changed since this build? (vault_engine/stamps.py)"""
-        import numpy as np
-
         from vault_engine import stamps
 
         path = self.folder / stamps.NODE_STAMP
         if not hasattr(self, "_node_stamp"):
-            self._node_stamp = np.load(path, mmap_mode="r") if path.exists() else None
+            self._node_stamp = load_npy(path) if path.exists() else None
         return stamps.check(self.folder, root, results, self._node_stamp)
 
     # -- graph ----------------------------------------------------------------------------

@@ -14,8 +14,9 @@ match: compiling them all costs a one-shot `alaya recall` process several millis
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
+
+from vault_engine.primitives import record
 
 # English: "what/which <up to two words> <plural noun>" ("what LGBTQ+ events", "which
 # cities"), "what are some / all the …", "kinds/types of", "in what ways", "how many", "list",
@@ -73,8 +74,10 @@ _NEXT_EN = (r"(?ix)\bwhat\s+(?:happened|came|comes|happens)\s+(?:next|after|then
 _NEXT_ZH = r"之后呢|后来呢?|接下来|然后呢|之后(?:发生|又|怎么)"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Intent:
+    """What kind of answer a question wants."""
+
     listing: bool = False  # the answer is a list, spread over several memories
     when: bool = False  # the question asks for a time, a date or how long ago
     relation: str | None = None  # the relation it asks along: CAUSED_BY, CAUSES, TEMPORAL_NEXT
@@ -89,7 +92,7 @@ _GATES = {
                  "ago"),
     "_TIME_ZH": tuple("时候何哪几多日"),
     "_CAUSE_EN": ("why", "how come", "cause", "reason", "behind", "what"),
-    "_CAUSE_ZH": tuple("为怎原根起导造引让"),
+    "_CAUSE_ZH": tuple("为怎原根起导造引让搞"),
     "_EFFECT_EN": ("what", "consequence", "effect", "impact", "fallout"),
     "_EFFECT_ZH": tuple("导造引后影带"),
     "_NEXT_EN": ("next", "after", "then"),

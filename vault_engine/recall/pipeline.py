@@ -192,10 +192,12 @@ def recall_in_vault(root: Path, query: Mapping[str, Any], *,
                     telemetry: bool = True) -> dict[str, Any]:
     """Recall in the vault at `root` for a query object (the JSON of `alaya recall -`): the
     vault's settings, its configured embedder (BM25 and the graph if there is none)."""
+    from vault_engine import artifacts as A
     from vault_engine.config import load_config
     from vault_engine.providers.embedding import get_embedder
 
-    config = load_config(root)
+    build = A.current_build(root / ".alaya")  # its copy of alaya.toml, parsed (if unchanged)
+    config = load_config(root, snapshot=build.config_snapshot() if build else None)
     q = RecallQuery.from_json(query)
     embedder = get_embedder(config) if q.mode != "bm25" else None
     reranker = None

@@ -7,19 +7,21 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from vault_engine.errors import UsageError
-from vault_engine.primitives import to_datetime
+from vault_engine.primitives import record, to_datetime
 
 MODES = ("hybrid", "bm25", "vector")  # fused, lexical only, vectors only
 KINDS = ("card", "entity", "session", "note", "scene", "query")  # what a recalled node is
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RecallQuery:
+    """What was asked: text and concepts, relations to follow, nodes to continue from,
+    filters (the agent JSON form: `from_json`)."""
+
     text: str = ""
     concepts: tuple[str, ...] = ()
     relations: tuple[str, ...] = ()
@@ -102,8 +104,10 @@ def parse_as_of(value: Any) -> dt.datetime:
     return when
 
 
-@dataclass
+@record
 class RecallSettings:
+    """How recall ranks: `[recall]` of alaya.toml (`from_config`), defaults as there."""
+
     alpha: float = 0.5
     beta: float = 0.3
     gamma: float = 0.2

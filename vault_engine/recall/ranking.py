@@ -15,13 +15,18 @@ SEEDS = 10  # graph expansion starts from the best 10 hits, whatever --top-k ask
 POOL = 30  # ordering and MMR work on the best 30 candidates (more when --top-k asks more)
 SUPERSEDED_FACTOR = 0.6  # a card every claim of which a later card superseded
 CURRENT_FACTOR = 0.35  # … when the question asks for the current value ("现在…", "currently")
-_CURRENT_RE = re.compile(r"(?i)现在|目前|当前|如今|最新|眼下|\bcurrent(?:ly)?\b|\bnow\b|\blatest\b"
-                         r"|\bthese\s+days\b|\bat\s+the\s+moment\b|\bas\s+of\s+today\b")
+_CURRENT = (r"(?i)现在|目前|当前|如今|最新|眼下|\bcurrent(?:ly)?\b|\bnow\b|\blatest\b"
+            r"|\bthese\s+days\b|\bat\s+the\s+moment\b|\bas\s+of\s+today\b")
+# a word each alternative needs: a question with none of them is not searched (the pattern
+# is compiled only for one that has one — re caches it)
+_CURRENT_WORDS = ("现在", "目前", "当前", "如今", "最新", "眼下", "current", "now", "latest",
+                  "these", "moment", "today")
 
 
 def wants_current(text: str) -> bool:
     """Does the question ask for the value that holds now ("现在…是多少", "currently")?"""
-    return bool(_CURRENT_RE.search(text or ""))
+    folded = (text or "").casefold()  # as (?i) reads it: ſ is s
+    return any(w in folded for w in _CURRENT_WORDS) and bool(re.search(_CURRENT, text))
 
 
 def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[str],
@@ -76,7 +81,7 @@ def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[s
 
 def _superseded(index: RecallIndex, hit: Hit) -> bool:
     unit = hit.units[0][0] if hit.units else int(index.node_unit[hit.node])
-    return unit >= 0 and bool(index.row(unit).get("superseded"))
+    return unit >= 0 and bool(index.superseded(unit))
 
 
 def sessions_of(index: RecallIndex, hit: Hit) -> frozenset[str]:

@@ -23,11 +23,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vault_engine.config import AGENT_ENV
 from vault_engine.errors import NamespaceError, NotFoundError, UsageError
+from vault_engine.primitives import record
 
 if TYPE_CHECKING:
     from .model import Note
@@ -38,14 +38,16 @@ VaultIndex = Any
 SHARED = "shared"
 OWN_SUFFIXES = ("-main", "-ephemeral")
 EPHEMERAL = "-ephemeral"
-_AGENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_NS_LINE_RE = re.compile(r"(?m)^namespace:[ \t]*['\"]?([^'\"#\r\n]+?)['\"]?[ \t]*(?:#.*)?$")
+# patterns compiled on first use (re caches them), not at import: recall's path imports this
+# module and seldom needs them
+_AGENT_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+_NS_LINE_RE = r"(?m)^namespace:[ \t]*['\"]?([^'\"#\r\n]+?)['\"]?[ \t]*(?:#.*)?$"
 
 
 def check_agent_name(name: str) -> str:
     """An agent name usable as a namespace, or a UsageError saying why not."""
     name = name.strip()
-    if not _AGENT_RE.match(name) or ".." in name:
+    if not re.match(_AGENT_RE, name) or ".." in name:
         raise UsageError(f"agent name {name!r} is not usable as a namespace",
                          fix="use letters, digits, '-', '_' and '.' (e.g. ALAYA_AGENT=ops-bot)")
     if name == SHARED:
@@ -71,7 +73,7 @@ def is_ephemeral(namespace: str) -> bool:
     return namespace.endswith(EPHEMERAL) and namespace != EPHEMERAL
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Caller:
     """Who is asking. `kind` is owner | agent | public; `agent` names an agent."""
 
@@ -237,7 +239,7 @@ def namespace_in_head(text: str) -> str | None:
     if not text.startswith(("---", "\ufeff---")):
         return None
     end = text.find("\n---", 3)
-    m = _NS_LINE_RE.search(text[:end if end > 0 else len(text)])
+    m = re.search(_NS_LINE_RE, text[:end if end > 0 else len(text)])
     return m.group(1).strip() if m else None
 
 
@@ -256,7 +258,7 @@ def namespace_of_text(text: str, path: str | None = None) -> str | None:
     return str(data.get("namespace") or SHARED)
 
 
-_LINK_RE = re.compile(r"!?\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
+_LINK_RE = r"!?\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]"
 
 
 def public_lines(lines: Iterable[str], index: VaultIndex) -> tuple[list[str], int]:
@@ -267,7 +269,7 @@ def public_lines(lines: Iterable[str], index: VaultIndex) -> tuple[list[str], in
     kept, dropped = [], 0
     for line in lines:
         private = False
-        for m in _LINK_RE.finditer(line):
+        for m in re.finditer(_LINK_RE, line):
             target = m.group(1).strip()
             note = by_id.get(target.casefold()) or index.resolver.resolve(target).note
             if note is not None and (note.namespace or SHARED) != SHARED:

@@ -16,7 +16,7 @@ table's names:
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 
 # family → (forward names, backward names); symmetric families list everything as forward.
 FAMILIES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -100,25 +100,36 @@ def relation_similarity(a: str, b: str) -> float:
     return 0.9 if symmetric or ca[1] == cb[1] else 0.5
 
 
-_QUERY_CUES: tuple[tuple[str, str], ...] = (  # compiled on first use (recall's import path)
+_QUERY_CUES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    # (pattern, relation, words one of which the pattern needs: a query without any of them
+    # skips the pattern, which is then never compiled — six compiles cost a one-shot recall
+    # about a millisecond)
     (r"(?i)\b(why|cause[sd]?|because|reason|root|due to|led to)\b|为什么|原因",
-     "CAUSED_BY"),
+     "CAUSED_BY", ("why", "cause", "reason", "root", "due to", "led to", "为什么", "原因")),
     (r"(?i)\b(then|after|next|later|before|when|timeline|sequence)\b|之后|然后",
-     "TEMPORAL_NEXT"),
-    (r"(?i)\b(depend\w*|require\w*|need\w*|prerequisite)\b|依赖|需要", "DEPENDS_ON"),
-    (r"(?i)\b(similar|like|same as|alternative)\b|类似", "SIMILAR_TO"),
+     "TEMPORAL_NEXT", ("then", "after", "next", "later", "before", "when", "timeline",
+                       "sequence", "之后", "然后")),
+    (r"(?i)\b(depend\w*|require\w*|need\w*|prerequisite)\b|依赖|需要", "DEPENDS_ON",
+     ("depend", "require", "need", "prerequisite", "依赖", "需要")),
+    (r"(?i)\b(similar|like|same as|alternative)\b|类似", "SIMILAR_TO",
+     ("similar", "like", "same as", "alternative", "类似")),
     (r"(?i)\b(conflict\w*|contradict\w*|disagree\w*|versus|vs)\b|矛盾|冲突",
-     "CONTRADICTS"),
-    (r"(?i)\b(replac\w*|supersed\w*|instead|deprecated)\b|替代", "SUPERSEDES"),
+     "CONTRADICTS", ("conflict", "contradict", "disagree", "versus", "vs", "矛盾", "冲突")),
+    (r"(?i)\b(replac\w*|supersed\w*|instead|deprecated)\b|替代", "SUPERSEDES",
+     ("replac", "supersed", "instead", "deprecated", "替代")),
 )
 
 
 def query_relations(text: str) -> list[str]:
     """Relation types a free-text query hints at ("why …" → CAUSED_BY), for ranking the
     `explorable` paths when the agent named none."""
-    return [rel for pattern, rel in _query_cues() if pattern.search(text or "")]
+    text = text or ""
+    # casefold() as the patterns' (?i) reads ſ and K; re also reads dotless ı and İ as i
+    folded = text.casefold().replace("ı", "i").replace("\u0307", "")
+    return [rel for i, (_, rel, gates) in enumerate(_QUERY_CUES)
+            if any(g in folded for g in gates) and _query_cue(i).search(text)]
 
 
-@lru_cache(maxsize=1)
-def _query_cues() -> tuple[tuple[re.Pattern[str], str], ...]:
-    return tuple((re.compile(p), rel) for p, rel in _QUERY_CUES)
+@cache
+def _query_cue(i: int) -> re.Pattern[str]:
+    return re.compile(_QUERY_CUES[i][0])

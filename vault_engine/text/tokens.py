@@ -17,19 +17,56 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_WORD_RE = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+"  # CJK runs
-    r"|[^\W_]+(?:['’][^\W_]+)?",  # words (letters/digits), with an inner apostrophe
-    re.UNICODE)
+# A token is a run of CJK characters (the ranges below) or a word of letters and digits with
+# at most one inner apostrophe — scanned left to right, a CJK run first, as the regex
+#   [<the CJK ranges>]+|[^\W_]+(?:['’][^\W_]+)?
+# would. That character class is never compiled: re builds it code point by code point
+# (~40,000 of them, over a millisecond of every one-shot recall). `_words` finds the same
+# tokens with patterns whose classes are categories — words, or any other non-space
+# character (a CJK character that is not a word character, such as ・ or an unassigned code
+# point, among them) — and reads the CJK runs itself.
+_LATIN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")  # a text without CJK characters
+_SCAN_RE = re.compile(r"([^\W_]+(?:['’][^\W_]+)?)|[^\w\s]")
 _CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF),
                (0xAC00, 0xD7AF))
+_CJK_FIRST = chr(_CJK_RANGES[0][0])
 
 
 def _is_cjk(ch: str) -> bool:
-    """The ranges of _WORD_RE's CJK run (a compiled character class of them costs ~3 ms at
-    import, paid by every recall process)."""
-    code = ord(ch)
-    return any(lo <= code <= hi for lo, hi in _CJK_RANGES)
+    return ("\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf" or "\u3040" <= ch <= "\u30ff"
+            or "\uac00" <= ch <= "\ud7af" or "\uf900" <= ch <= "\ufaff")  # _CJK_RANGES
+
+
+def _is_han(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf" or "\uf900" <= ch <= "\ufaff"
+
+
+def _words(text: str) -> list[str]:
+    """The tokens of `text` before stopwords, stems and aliases (see _SCAN_RE)."""
+    if not text or max(text) < _CJK_FIRST:
+        return _LATIN_RE.findall(text)
+    out: list[str] = []
+    pos, n = 0, len(text)
+    while pos < n:
+        for m in _SCAN_RE.finditer(text, pos):
+            start = m.start()
+            if text[start] >= _CJK_FIRST and _is_cjk(text[start]):
+                # a CJK run, wherever the match ended; the scan goes on after the run
+                end = start + 1
+                while end < n and _is_cjk(text[end]):
+                    end += 1
+                out.append(text[start:end])
+                if end != m.end():
+                    pos = end
+                    break
+                continue
+            word = m.group(1)
+            if word is not None:
+                out.append(word)
+        else:
+            break
+    return out
+
 
 EXTRA_STOPWORDS = frozenset({
     "would", "could", "might", "shall", "may", "must", "also", "yes", "ok", "okay", "yeah",
@@ -39,24 +76,37 @@ EXTRA_STOPWORDS = frozenset({
 })
 
 
-@lru_cache(maxsize=1)
-def _stopwords() -> frozenset[str]:
-    """bm25s's extended English list, read from its module file without importing the bm25s
-    package (whose __init__ asks importlib.metadata for its version: ~25 ms on every recall)."""
-    import importlib.util
+# bm25s's extended English list (`bm25s.stopwords.STOPWORDS_EN_PLUS`, tests/test_lexical.py
+# checks it is the installed one's), written out: loading it from bm25s costs a one-shot recall
+# 2–4 ms (importing the package asks importlib.metadata for its version; even its stopwords
+# module alone builds the lists of a dozen languages).
+BM25S_STOPWORDS_EN_PLUS = frozenset({
+    "a", "about", "above", "after", "again", "against", "ain", "all", "am", "an", "and",
+    "any", "are", "aren", "aren't", "as", "at", "be", "because", "been", "before", "being",
+    "below", "between", "both", "but", "by", "can", "couldn", "couldn't", "d", "did", "didn",
+    "didn't", "do", "does", "doesn", "doesn't", "doing", "don", "don't", "down", "during",
+    "each", "few", "for", "from", "further", "had", "hadn", "hadn't", "has", "hasn", "hasn't",
+    "have", "haven", "haven't", "having", "he", "her", "here", "hers", "herself", "him",
+    "himself", "his", "how", "i", "if", "in", "into", "is", "isn", "isn't", "it", "it's",
+    "its", "itself", "just", "ll", "m", "ma", "me", "mightn", "mightn't", "more", "most",
+    "mustn", "mustn't", "my", "myself", "needn", "needn't", "no", "nor", "not", "now", "o",
+    "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out",
+    "over", "own", "re", "s", "same", "shan", "shan't", "she", "she's", "should", "should've",
+    "shouldn", "shouldn't", "so", "some", "such", "t", "than", "that", "that'll", "the",
+    "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this",
+    "those", "through", "to", "too", "under", "until", "up", "ve", "very", "was", "wasn",
+    "wasn't", "we", "were", "weren", "weren't", "what", "when", "where", "which", "while",
+    "who", "whom", "why", "will", "with", "won", "won't", "wouldn", "wouldn't", "y", "you",
+    "you'd", "you'll", "you're", "you've", "your", "yours", "yourself", "yourselves",
+})
 
-    words: tuple[str, ...] = ()
-    spec = importlib.util.find_spec("bm25s")
-    if spec is not None and spec.submodule_search_locations:
-        for folder in spec.submodule_search_locations:
-            sub = importlib.util.spec_from_file_location("_alaya_bm25s_stopwords",
-                                                         f"{folder}/stopwords.py")
-            if sub is not None and sub.loader is not None:
-                module = importlib.util.module_from_spec(sub)
-                sub.loader.exec_module(module)
-                words = tuple(getattr(module, "STOPWORDS_EN_PLUS", ()))
-                break
-    return frozenset(words) | EXTRA_STOPWORDS
+
+def _stopwords() -> frozenset[str]:
+    """Words the tokenizer drops: bm25s's extended English list and EXTRA_STOPWORDS."""
+    return _STOPWORDS
+
+
+_STOPWORDS = BM25S_STOPWORDS_EN_PLUS | EXTRA_STOPWORDS
 
 
 @lru_cache(maxsize=1)
@@ -89,7 +139,7 @@ def _cjk_tokens(run: str) -> list[str]:
     kana and Hangul runs, which the dictionary does not cover, as bigrams."""
     if len(run) == 1:
         return [run]
-    if not re.fullmatch(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+", run):
+    if not all(_is_han(ch) for ch in run):
         return [run[i:i + 2] for i in range(len(run) - 1)]
     from .words import han_words
 
@@ -99,8 +149,7 @@ def _cjk_tokens(run: str) -> list[str]:
 def tokenize(text: str, *, stem: bool = True) -> list[str]:
     stop = _stopwords()
     out: list[str] = []
-    for m in _WORD_RE.finditer(text.lower()):
-        tok = m.group(0)
+    for tok in _words(text.lower()):
         if _is_cjk(tok[0]):
             out.extend(_cjk_tokens(tok))
             continue
