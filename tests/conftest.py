@@ -34,6 +34,15 @@ def vault_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def zh_vault(vault_path: Path) -> Path:
+    """A vault whose wall-clock times are Shanghai time ([vault] timezone)."""
+    toml = vault_path / "alaya.toml"
+    toml.write_text(toml.read_text("utf-8").replace('timezone = ""', 'timezone = "Asia/Shanghai"'),
+                    "utf-8")
+    return vault_path
+
+
+@pytest.fixture
 def vault(vault_path: Path) -> Vault:
     return Vault.open(vault_path)
 

@@ -37,14 +37,6 @@ def session(sid: str, turns: list[tuple[str, str | None, str]], start_ms: int = 
          "timestamp": start_ms + i * 60_000} for i, (role, name, text) in enumerate(turns)]}
 
 
-@pytest.fixture
-def zh_vault(vault_path: Path) -> Path:
-    toml = vault_path / "alaya.toml"
-    toml.write_text(toml.read_text("utf-8").replace('timezone = ""', 'timezone = "Asia/Shanghai"'),
-                    "utf-8")
-    return vault_path
-
-
 def ingest_and_distill(vault: Path, tmp_path: Path, *sessions: dict) -> list[dict]:
     for s in sessions:
         (tmp_path / f"{s['id']}.json").write_text(json.dumps(s, ensure_ascii=False), "utf-8")

@@ -41,14 +41,6 @@ def session(sid: str, turns: list[tuple[str, str]], start_ms: int) -> dict:
         for i, (name, text) in enumerate(turns)]}
 
 
-@pytest.fixture
-def zh_vault(vault_path: Path) -> Path:
-    toml = vault_path / "alaya.toml"
-    toml.write_text(toml.read_text("utf-8").replace('timezone = ""', 'timezone = "Asia/Shanghai"'),
-                    "utf-8")
-    return vault_path
-
-
 def distil(vault: Path, tmp_path: Path, *sessions: dict) -> dict:
     for s in sessions:
         (tmp_path / f"{s['id']}.json").write_text(json.dumps(s, ensure_ascii=False), "utf-8")

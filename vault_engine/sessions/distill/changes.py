@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -175,20 +176,27 @@ def value_change(new: Said, old: Said) -> str | None:
     if not shared:
         return held_change(new, old, theirs, kinds_old)
     old_slot = slot_words(old.text, _subject_words(shared | subjects(old.text)))
+    for text, mine, v in _new_values(new, kinds_old):
+        before = kinds_old[v.kind]
+        named = [o for o in mine if o.kind == v.kind and o.value in before]
+        if not named and not old_slot & slot_words(
+                text, _subject_words(shared | subjects(text))):
+            continue
+        was = named[0].said if named else _said_of(theirs, v.kind)
+        return f"{v.kind} {was} → {v.said} ({_most_specific(shared)})"
+    return None
+
+
+def _new_values(new: Said, kinds_old: dict[str, set[str]]) -> Iterator[tuple[str, tuple[Value, ...], Value]]:
+    """Each sentence of `new` that says a change, with its values and each value that can be
+    the new one for a statement holding `kinds_old` (`_changed`)."""
     for sentence in sentences(new.text):
         cues = change_cues(sentence.text)
         if not cues:
             continue
         mine = typed_values(sentence.text, new.when)
         for v in _changed(sentence.text, mine, kinds_old, cues):
-            before = kinds_old[v.kind]
-            named = [o for o in mine if o.kind == v.kind and o.value in before]
-            if not named and not old_slot & slot_words(
-                    sentence.text, _subject_words(shared | subjects(sentence.text))):
-                continue
-            was = named[0].said if named else _said_of(theirs, v.kind)
-            return f"{v.kind} {was} → {v.said} ({_most_specific(shared)})"
-    return None
+            yield sentence.text, mine, v
 
 
 def _most_specific(keys: frozenset[str]) -> str:
@@ -254,23 +262,18 @@ def held_change(new: Said, old: Said, theirs: tuple[Value, ...],
     role_words = slot_words(" ".join(m.group(0) for r in _ROLE_RE.values()
                                      for t in (new.text, old.text) for m in r.finditer(t)))
     of_what = (slot_words(new.text) & slot_words(old.text)) - role_words
-    for sentence in sentences(new.text):
-        cues = change_cues(sentence.text)
-        if not cues:
-            continue
-        mine = typed_values(sentence.text, new.when)
-        for v in _changed(sentence.text, mine, kinds_old, cues):
-            was = [o for o in theirs if o.kind == v.kind]
-            if v.kind == "person" and of_what:
-                role = next((r for o in was for r in sorted(
-                    roles(_around(sentence.text, v)) & roles(_sentence_of(old.text, o)))), None)
-                if role is not None:
-                    return f"person {was[0].said} → {v.said} ({role})"
-            if v.kind in ("date", "clock") and [p for p in common if p.casefold() != v.value]:
-                near = slot_words(_around(sentence.text, v))
-                for o in was:
-                    what = sorted(w for w in near & slot_words(_around(old.text, o)) - names
-                                  if len(w) >= (3 if w.isascii() else 2))  # not "w" of W20
-                    if what:
-                        return f"{v.kind} {o.said} → {v.said} ({common[0]}: {what[0]})"
+    for text, _mine, v in _new_values(new, kinds_old):
+        was = [o for o in theirs if o.kind == v.kind]
+        if v.kind == "person" and of_what:
+            role = next((r for o in was for r in sorted(
+                roles(_around(text, v)) & roles(_sentence_of(old.text, o)))), None)
+            if role is not None:
+                return f"person {was[0].said} → {v.said} ({role})"
+        if v.kind in ("date", "clock") and [p for p in common if p.casefold() != v.value]:
+            near = slot_words(_around(text, v))
+            for o in was:
+                what = sorted(w for w in near & slot_words(_around(old.text, o)) - names
+                              if len(w) >= (3 if w.isascii() else 2))  # not "w" of W20
+                if what:
+                    return f"{v.kind} {o.said} → {v.said} ({common[0]}: {what[0]})"
     return None
