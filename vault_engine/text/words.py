@@ -9,6 +9,12 @@ segmenter is rjieba's own default one, built when rjieba is imported: a second
 
 Words that matter to our users and that the general dictionary splits (on-call and release
 vocabulary, common cue words) are added once at first use (`_EXTRA_WORDS`).
+
+A process that has not loaded the dictionary cuts its first short runs (a query's) with a
+segmenter built for each run from the machine's word table (`text.wordtable`): the same words
+in a millisecond instead of the dictionary's 0.1 s. A process that cuts more than
+`_TABLE_RUNS` runs, or a long one, loads the dictionary once, and the first process that
+loads it writes the table if the machine has none.
 """
 
 from __future__ import annotations
@@ -30,21 +36,46 @@ _EXTRA_WORDS = (
 )
 
 
+_EXTRA_FREQ = 200000
+_TABLE_RUNS = 64  # runs cut from the table before a process loads the whole dictionary
+_TABLE_LONGEST = 40  # a longer run has too many substrings to look up one by one
+_table_runs = 0
+_table_cuts: dict[str, list[str]] = {}  # a query is tokenized more than once
+
+
 @lru_cache(maxsize=1)
 def _segmenter() -> Any:
     """rjieba's default segmenter (its module functions), with _EXTRA_WORDS added."""
     import rjieba
 
+    from .wordtable import build_table
+
     for word in _EXTRA_WORDS:
-        rjieba.add_word(word, 200000, None)
+        rjieba.add_word(word, _EXTRA_FREQ, None)
+    build_table(rjieba, _EXTRA_WORDS, _EXTRA_FREQ)
     return rjieba
+
+
+def _cut(run: str) -> list[str]:
+    global _table_runs
+    if _segmenter.cache_info().currsize == 0 and len(run) <= _TABLE_LONGEST \
+            and _table_runs < _TABLE_RUNS:
+        from .wordtable import open_table
+
+        table = open_table(_EXTRA_WORDS)
+        if table is not None:
+            if run not in _table_cuts:
+                _table_runs += 1
+                _table_cuts[run] = table.cut(run)
+            return list(_table_cuts[run])
+    return list(_segmenter().cut(run, True))
 
 
 def han_words(run: str) -> list[str]:
     """The words of one run of Han characters."""
     if len(run) <= 1:
         return [run] if run else []
-    return [w for w in _segmenter().cut(run, True) if w.strip()]
+    return [w for w in _cut(run) if w.strip()]
 
 
 def word_spans(text: str) -> list[tuple[int, int]]:
@@ -54,7 +85,7 @@ def word_spans(text: str) -> list[tuple[int, int]]:
     for m in re.finditer(_HAN + r"|[A-Za-z0-9_]+", text):
         if re.fullmatch(_HAN, m.group(0)):
             pos = m.start()
-            for w in _segmenter().cut(m.group(0), True):
+            for w in _cut(m.group(0)):
                 spans.append((pos, pos + len(w)))
                 pos += len(w)
         else:
