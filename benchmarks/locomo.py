@@ -202,7 +202,8 @@ def summarise(rows: list[dict]) -> dict:
 
 # The weights each issue added, each chosen by leave-one-conversation-out cross-validation
 # (`--cross-validate`; `--grid KEY=V1,V2 …` replaces this grid).
-GRID_AXES: dict[str, list[object]] = {"time_weight": [0.0, 0.05, 0.1, 0.2]}
+GRID_AXES: dict[str, list[object]] = {"other_speaker_factor": [1.0, 0.8, 0.6, 0.4],
+                                      "asking_factor": [1.0, 0.8, 0.6, 0.4]}
 
 # Each mechanism and the settings that switch it off, for the ablation table (`--ablation`).
 MECHANISMS: dict[str, dict[str, object]] = {
@@ -211,6 +212,8 @@ MECHANISMS: dict[str, dict[str, object]] = {
     "whole-session BM25": {"session_bm25_weight": 0.0},
     "date match": {"date_weight": 0.0},
     "score completion": {"complete_scores": False},
+    "shown turns: the named person's first": {"other_speaker_factor": 1.0},
+    "shown turns: answers before questions": {"asking_factor": 1.0},
 }
 
 
@@ -258,9 +261,12 @@ def cross_validate(args: argparse.Namespace) -> None:
     held_out: list[dict] = []
     chosen = {}
     for conv in per:
-        def mrr_elsewhere(i: int, conv: str = conv) -> float:
+        def mrr_elsewhere(i: int, conv: str = conv) -> tuple[float, float]:
+            """Session MRR on the other four; turn MRR breaks a tie (a weight that only
+            chooses which turns a session shows leaves session MRR as it is)."""
             rows = [r for other, by_cfg in per.items() if other != conv for r in by_cfg[i]]
-            return statistics.mean(r["mrr"] for r in rows)
+            return (round(statistics.mean(r["mrr"] for r in rows), 6),
+                    statistics.mean(r["turn_mrr"] for r in rows))
 
         best = max(range(len(grid)), key=mrr_elsewhere)
         chosen[conv] = grid[best]

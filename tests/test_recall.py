@@ -200,9 +200,12 @@ def test_an_answer_is_found_through_the_question_before_it(vault_path: Path) -> 
     question = "how long has Nate had his turtles"
 
     def best_turns(weight: float) -> list[str]:
+        # turn context alone: without preferring Nate's turns and answers to the turns shown
+        # (recall/anchors.py, which would show "Three years now" by itself)
+        settings = RecallSettings(context_weight=weight, other_speaker_factor=1.0,
+                                  asking_factor=1.0)
         result = recall(vault.state_dir, RecallQuery(text=question, mode="vector", top_k=3),
-                        embedder=HASH, settings=RecallSettings(context_weight=weight),
-                        telemetry=False)
+                        embedder=HASH, settings=settings, telemetry=False)
         assert [n["id"] for n in result["nodes"]] == ["chat-1"]
         return result["nodes"][0]["anchors"]
 

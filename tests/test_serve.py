@@ -132,6 +132,10 @@ def test_resident_recall_reads_turn_context_like_a_one_shot_recall(
 
     monkeypatch.setenv("ALAYA_EMBED_PROVIDER", "hash")
     vault = _chat_vault(vault_path)
+    toml = vault_path / "alaya.toml"  # turn context alone: the best turns by score are shown
+    toml.write_text(toml.read_text("utf-8").replace("other_speaker_factor = 0.6",
+                                                    "other_speaker_factor = 1.0")
+                    .replace("asking_factor = 0.6", "asking_factor = 1.0"), "utf-8")
     assert compile_vault(vault, CompileOptions(embedder=HASH)).context_vectors == 5
     srv = RecallServer(Vault.open(vault_path), token=None, watch=False)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)

@@ -89,6 +89,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "diversify": True,  # each session that adds something new gets a slot (docs/recall.md)
         "expand_exclude": [],  # relation types a free-text search's expansion does not follow
         "intent_weight": 1.5,  # an expansion step the way the question asks ("why" → a cause)
+        "other_speaker_factor": 0.6,  # the turns a session shows: others' than the one named ×
+        "asking_factor": 0.6,  # … and turns that mostly ask × (docs/recall.md)
     },
     "rerank": {  # optional: re-order recall's best candidates with a model (off by default)
         "provider": "none",  # none | openai (a /rerank endpoint, cross-encoder) | llm (chat)

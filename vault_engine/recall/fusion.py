@@ -4,7 +4,7 @@ turns, its whole-note BM25 and a match of its date against the dates the query n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -147,17 +147,13 @@ def score_notes(index: RecallIndex, fused: dict[int, float], query: RecallQuery,
     return hits
 
 
-def _named_speakers(index: RecallIndex, by_node: dict[int, list[tuple[int, float]]],
-                    text: str) -> set[int]:
-    """Sessions in which a person the question names ("Tom 希望…", "talking to Li Na") spoke,
-    when some candidate sessions are theirs and others are not (in a two-person conversation,
-    where everyone is in every session, the name tells nothing)."""
+def question_names(text: str) -> Callable[[str], bool]:
+    """form → does the question name it (a name form as `index.node_speakers` gives it:
+    casefolded, pinyin for a Chinese name); a Latin-letter form only as a whole word."""
     import re
 
     query = (text or "").casefold()
-    if not query:
-        return set()
-    named: dict[str, bool] = {}  # name form → does the question name it
+    named: dict[str, bool] = {}
 
     def names(form: str) -> bool:
         if form not in named:
@@ -165,6 +161,17 @@ def _named_speakers(index: RecallIndex, by_node: dict[int, list[tuple[int, float
                                if form.isascii() else form in query)
         return named[form]
 
+    return names
+
+
+def _named_speakers(index: RecallIndex, by_node: dict[int, list[tuple[int, float]]],
+                    text: str) -> set[int]:
+    """Sessions in which a person the question names ("Tom 希望…", "talking to Li Na") spoke,
+    when some candidate sessions are theirs and others are not (in a two-person conversation,
+    where everyone is in every session, the name tells nothing)."""
+    if not text:
+        return set()
+    names = question_names(text)
     sessions: dict[int, set[str]] = {}
     for node in by_node:
         if node >= 0 and index.node_kind(node) == "session":

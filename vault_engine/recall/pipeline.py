@@ -24,6 +24,7 @@ from vault_engine.primitives import now
 from vault_engine.stamps import SHOWN
 from vault_engine.store.namespaces import Caller
 
+from .anchors import show_turns
 from .expansion import expand, resolve_node
 from .fusion import Hit, boost_timed, rrf_fusion, score_notes, weighted_fusion
 from .index import open_index
@@ -134,6 +135,8 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     shown = max(top_k, reranker.top_n) if rerank else top_k  # the reranker sees top_n
     ranked = rank(index, hits, qvec, wanted, shown, settings, current=wants_current(text), query=text,
                   listing=intent.listing)
+    show_turns(index, ranked, fused, text, settings.other_speaker_factor,
+               settings.asking_factor)
     nodes = [node_json(index, h) for h in ranked]
     reranked_by = None
     if rerank and len(nodes) > 1:

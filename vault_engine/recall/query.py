@@ -127,6 +127,8 @@ class RecallSettings:
     intent_weight: float = 1.5  # a step the way the question asks ("why" → CAUSED_BY)
     diversify: bool = True  # a search gives each session that adds something new a slot
     complete_scores: bool = True  # score every candidate on both sides (see retrieval.complete_rankings)
+    other_speaker_factor: float = 0.6  # the turns a session shows: others' than the person named
+    asking_factor: float = 0.6  # … and turns that mostly ask (recall/anchors.py)
 
     @classmethod
     def from_config(cls, config: Any) -> RecallSettings:
@@ -140,7 +142,9 @@ class RecallSettings:
                    session_bm25_weight=r["session_bm25_weight"], date_weight=r["date_weight"],
                    time_weight=r["time_weight"], diversify=r["diversify"],
                    expand_exclude=tuple(r["expand_exclude"]),
-                   intent_weight=r["intent_weight"])
+                   intent_weight=r["intent_weight"],
+                   other_speaker_factor=r["other_speaker_factor"],
+                   asking_factor=r["asking_factor"])
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
