@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import re
 import statistics
 import sys
@@ -140,7 +141,7 @@ def turn_ids(sample: dict, name: str) -> dict[tuple[str, str], str]:
 
 def evaluate(vault: Vault, name: str, sample: dict, embedder: Any, mode: str,
              settings: RecallSettings, cards_vote: bool = False,
-             expand: bool = False) -> list[dict]:
+             expand: bool = False, reranker: Any = None) -> list[dict]:
     rows = []
     dia = turn_ids(sample, name)
     for qa in sample["qa"]:
@@ -157,7 +158,11 @@ def evaluate(vault: Vault, name: str, sample: dict, embedder: Any, mode: str,
         result = recall(vault.state_dir, RecallQuery(text=qa["question"], kinds=kinds,
                                                      top_k=30 if cards_vote else 10, mode=mode,
                                                      expand=expand),
-                        embedder=embedder, settings=settings, telemetry=False)
+                        embedder=embedder, settings=settings, telemetry=False,
+                        reranker=reranker)
+        failed = [w for w in result.get("warnings") or [] if "reranker" in w]
+        if reranker is not None and failed:
+            raise SystemExit(f"{name}: {failed[0]}")  # no silent offline fallback
         latency = (time.perf_counter() - start) * 1000
         ranked = []
         for n in result["nodes"]:  # a card stands for the sessions its claims came from
@@ -329,6 +334,21 @@ def export_eval(data: Path, out: Path) -> None:
               file=sys.stderr)
 
 
+def reranker(args: argparse.Namespace) -> Any:
+    """`--rerank openai|llm`: the reranker of docs/configuration.md [rerank] at the endpoint
+    ALAYA_RERANK_BASE_URL (model ALAYA_RERANK_MODEL, key ALAYA_RERANK_API_KEY), reordering
+    the best `--rerank-top-n` candidates of every question."""
+    if not args.rerank:
+        return None
+    from vault_engine.providers.rerank import Reranker, RerankSettings
+
+    return Reranker(RerankSettings(
+        provider=args.rerank, base_url=os.environ.get("ALAYA_RERANK_BASE_URL", ""),
+        model=os.environ.get("ALAYA_RERANK_MODEL") or "default",
+        api_key=os.environ.get("ALAYA_RERANK_API_KEY") or None, top_n=args.rerank_top_n,
+        timeout_s=60.0, max_retries=2))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "locomo-dev")
@@ -342,6 +362,10 @@ def main() -> None:
     ap.add_argument("--entities", action="store_true",
                     help="Also write entity pages (vault_engine/sessions/distill/entity_pages.py) "
                          "before compiling (workdir gets an -entities suffix).")
+    ap.add_argument("--rerank", choices=["openai", "llm"], default=None,
+                    help="rerank with a model at ALAYA_RERANK_BASE_URL: a /rerank endpoint "
+                         "(cross-encoder) or a chat model (the [rerank] reranker)")
+    ap.add_argument("--rerank-top-n", type=int, default=20, metavar="N")
     ap.add_argument("--expand", action="store_true",
                     help="Recall with graph expansion (default: off, sessions by retrieval only).")
     ap.add_argument("--embed-cache", type=Path, default=None, metavar="WORKDIR",
@@ -388,7 +412,8 @@ def main() -> None:
                             if args.embed_cache else None)
         for mode in args.modes:
             results[mode] += evaluate(vault, name, sample, cached, mode, settings,
-                                      cards_vote=args.distill, expand=args.expand)
+                                      cards_vote=args.distill, expand=args.expand,
+                                      reranker=reranker(args))
     cached.save()
     if args.misses:
         for mode, rows in results.items():
