@@ -183,3 +183,31 @@ def test_a_one_shot_chinese_recall_answers_as_before_without_the_dictionary(
         with_table, without = answers[("cache", query)], answers[("none", query)]
         assert with_table[0]["nodes"] and with_table[0] == without[0]
         assert with_table[1] == "rjieba loaded: False" and without[1] == "rjieba loaded: True"
+
+
+def test_a_write_killed_midway_leaves_nothing_read_and_its_litter_is_cleared(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer killed before its rename leaves a temp file that nothing reads; the next
+    writer removes one older than any live write and leaves a fresh one (a write under way)."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ALAYA_CACHE_DIR", str(cache))
+    script = ("import os, sys; from vault_engine.text import words, wordtable\n"
+              "real = os.replace\n"
+              "def killed(src, dst):\n"
+              "    os.kill(os.getpid(), 9)\n"
+              "os.replace = killed\n"
+              "words._segmenter()")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=dict(os.environ),
+                          capture_output=True)
+    assert done.returncode == -9
+    litter = sorted(cache.glob("jieba-*.tmp"))
+    assert litter and not list(cache.glob("*.bin")) and not list(cache.glob("*.json"))
+    assert wordtable.open_table(words._EXTRA_WORDS) is None
+    for tmp in litter:
+        os.utime(tmp, (1_000_000_000, 1_000_000_000))  # long ago
+    fresh = cache / "jieba-0000000000000000.bin.99999.tmp"
+    fresh.write_bytes(b"a write under way")
+    wordtable._open.cache_clear()
+    table = _table(tmp_path, monkeypatch)
+    assert table.cut("连接池昨天又满了") == list(words._segmenter().cut("连接池昨天又满了", True))
+    assert sorted(cache.glob("jieba-*.tmp")) == [fresh]

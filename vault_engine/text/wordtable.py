@@ -161,6 +161,21 @@ def _read(data: Path, meta: Path) -> WordTable | None:
         return None
 
 
+_STALE_S = 600  # a table is written in about a second: an older temp file's writer was killed
+
+
+def _remove_stale(folder: Path) -> None:
+    """Temp files of a table write killed midway (kill -9, a full disk): 4 MB each."""
+    import time
+
+    for tmp in folder.glob("jieba-*.tmp"):
+        try:
+            if time.time() - tmp.stat().st_mtime > _STALE_S:
+                tmp.unlink()
+        except OSError:
+            pass
+
+
 def build_table(full: Any, extra: tuple[str, ...], extra_freq: int) -> bool:
     """Write the table for jieba's dict.txt with `extra` words at `extra_freq` (as `full`, the
     loaded rjieba segmenter, has them). False, and nothing written, when there is no dict.txt,
@@ -200,6 +215,7 @@ def build_table(full: Any, extra: tuple[str, ...], extra_freq: int) -> bool:
     tag = f".{os.getpid()}.tmp"
     try:
         data.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale(data.parent)
         with open(str(data) + tag, "wb") as fh:
             fh.write(hashes.tobytes())
             fh.write(freqs.tobytes())
