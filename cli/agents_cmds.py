@@ -6,6 +6,8 @@ from typing import Any
 
 import click
 
+from .output import pass_json
+
 
 @click.command()
 @click.option("--agent", default=None, envvar="ALAYA_AGENT", show_envvar=True,
@@ -82,6 +84,7 @@ def mcp(obj: Any, agent: str | None, http: bool, host: str, port: int,
 @click.option("--top-k", type=click.IntRange(1, 50), default=8, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
 @click.pass_obj
+@pass_json
 def context(obj: Any, budget: int, query: str | None, top_k: int, as_json: bool) -> None:
     """Print what an agent should load at the start of a turn: persona, MEMORY.md (its own
     notes and promoted entries) and the top recalls for --query, within --budget characters,
@@ -131,6 +134,7 @@ def context(obj: Any, budget: int, query: str | None, top_k: int, as_json: bool)
                    "written (the stdin spool under .alaya/ too).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document at the end.")
 @click.pass_obj
+@pass_json
 def capture(obj: Any, source: str, session: str | None, follow: bool, poll: float,
             idle: float | None, batch: int, channel: str | None, agent_name: str | None,
             redact: bool, as_json: bool) -> None:
@@ -210,6 +214,7 @@ def capture(obj: Any, source: str, session: str | None, follow: bool, poll: floa
 @click.option("--no-commit", is_flag=True, help="Write the change but leave it uncommitted.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
 @click.pass_obj
+@pass_json
 def promote_shared(obj: Any, ref: str, no_commit: bool, as_json: bool) -> None:
     """Move a card from an agent's private namespace into `shared`, through a commit, so
     every agent recalls it.
@@ -242,17 +247,27 @@ def promote_shared(obj: Any, ref: str, no_commit: bool, as_json: bool) -> None:
               help="Rebase local commits onto the remote instead of a merge commit.")
 @click.option("--no-push", is_flag=True, help="Fetch and merge only.")
 @click.option("--no-compile", is_flag=True, help="Skip the incremental compile after the merge.")
+@click.option("--accept-config", is_flag=True,
+              help="Take the remote's changes to the guarded settings of alaya.toml (where "
+                   "text is sent: [embedding]/[llm]/[rerank] provider, base_url, model; who "
+                   "reads what: [vault] default_namespace, sessions_namespace, review). Read "
+                   "them first: git diff HEAD...FETCH_HEAD -- alaya.toml.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
 @click.pass_obj
+@pass_json
 def sync(obj: Any, remote: str, branch: str | None, rebase: bool, no_push: bool,
-         no_compile: bool, as_json: bool) -> None:
+         no_compile: bool, accept_config: bool, as_json: bool) -> None:
     """Sync the vault with a git remote: fetch, merge (notes through the alaya merge driver:
     both machines' cards, links and claims are kept), compile, push.
 
     A claim both machines rewrote differently becomes `contested` on both sides and is listed
-    in reports/contradictions.md — never a conflict marker in a note. A merge that still
-    conflicts is aborted and the local branch left as it was. Uncommitted changes must be
-    committed first.
+    in reports/contradictions.md — never a conflict marker in a note. Two notes of different
+    namespaces at one path stay two notes (one renamed). A merge that still conflicts is
+    aborted and the local branch left as it was. Uncommitted changes must be committed first.
+
+    A remote is untrusted: nothing is merged when it brings files under .alaya/ or that the
+    vault ignores, symlinks, submodules, or changes to alaya.toml's guarded settings (see
+    --accept-config). A sync that was killed is cleaned up by the next one.
 
     \b
     Examples:
@@ -267,7 +282,8 @@ def sync(obj: Any, remote: str, branch: str | None, rebase: bool, no_push: bool,
     from .output import echo, emit_json, ok, warn
 
     vault = obj.vault()
-    result = run(vault, remote=remote, branch=branch, push=not no_push, rebase=rebase)
+    result = run(vault, remote=remote, branch=branch, push=not no_push, rebase=rebase,
+                 accept_config=accept_config)
     compiled = None
     if not no_compile:
         from compilers.pipeline import compile_vault
@@ -277,11 +293,17 @@ def sync(obj: Any, remote: str, branch: str | None, rebase: bool, no_push: bool,
     if as_json:
         emit_json({**asdict(result), "build": compiled})
         return
+    for line in result.recovered:
+        echo(warn(f"interrupted sync: {line}"))
     echo(ok(f"{result.remote}/{result.branch}: {result.action}"
             + (f", {result.pulled} commit(s) in" if result.pulled else "")
             + (", pushed" if result.pushed else "")))
     for c in result.conflicts:
         echo(warn(f"contested after the merge: {c} (see reports/contradictions.md)"))
+    for pair in result.collisions:
+        echo(warn(f"{pair['path']}: notes of two namespaces ({pair['kept']}, {pair['moved']}) "
+                  f"— both kept, {pair['moved']}'s now at {pair['moved_to']} (see the "
+                  "contradictions reports)"))
     for c in result.scalar_conflicts:
         path, key = c.rsplit(" ", 1)
         echo(warn(f"both machines changed `{key}` in {path}: ours kept, theirs in "

@@ -228,3 +228,7 @@ def import_cmd(obj: Any, path: Path, as_json: bool, no_commit: bool) -> None:
             f"from {path}"))
     for s in report.skipped:
         echo(warn(f"skipped {s}"), err=True)
+    for s in report.renamespaced:
+        dest, _, named = s.rpartition(": ")
+        echo(warn(f"{dest}: it named namespace {named!r}, which an import does not fill; kept "
+                  "in yours (the name it gave is in `imported_namespace`)"), err=True)

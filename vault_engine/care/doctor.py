@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from vault_engine.config import CONFIG_FILE, load_config
@@ -10,15 +9,8 @@ from vault_engine.errors import ConfigError
 from vault_engine.store import history
 from vault_engine.store.vault import TMP_MARKER, Vault
 
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    ok: bool
-    message: str
-    fix: str = ""
-    severity: str = "error"  # error | warning
-    items: tuple[str, ...] = field(default_factory=tuple)
+from . import repo_checks
+from .doctor_model import Check, Repair
 
 
 def diagnose(root: Path) -> list[Check]:
@@ -63,7 +55,9 @@ def diagnose(root: Path) -> list[Check]:
             checks.append(Check("git-lock", False, "git's index is locked (.git/index.lock): "
                                 "a git command is running, or one was killed — alaya cannot "
                                 "commit until it is gone",
-                                "if no git command is running, remove .git/index.lock"))
+                                "alaya doctor --fix removes it when an interrupted sync left "
+                                "it; otherwise, if no git command is running, remove "
+                                ".git/index.lock"))
         raw_uncommitted = git.get("uncommitted")
         uncommitted = [p for p in raw_uncommitted if isinstance(p, str)] if isinstance(
             raw_uncommitted, list) else []
@@ -95,6 +89,8 @@ def diagnose(root: Path) -> list[Check]:
                             "vault", severity="warning",
                             items=tuple(f"{i.path}: {i.message}" for i in links)))
     checks += _interrupted_checks(vault)
+    if git.get("repo"):
+        checks += repo_checks.checks(root, vault.state_dir, owner=vault.caller.is_owner)
     bad_ids = [f"{i.path}:{i.line}: {i.message}" for n in index.notes for i in n.issues
                if i.code == "invalid-id"]
     if bad_ids:
@@ -149,12 +145,6 @@ def _interrupted_checks(vault: Vault) -> list[Check]:
                   if vault.caller.is_owner else ())]
 
 
-@dataclass
-class Repair:
-    name: str
-    message: str
-
-
 def repair(root: Path) -> list[Repair]:
     """`alaya doctor --fix`: commit what interrupted commands wrote, remove temp files left by
     interrupted writes, unfinished builds and the announcement of a server that died."""
@@ -168,6 +158,8 @@ def repair(root: Path) -> list[Repair]:
     vault = Vault.open(root)
     out: list[Repair] = []
     with vault.locked():
+        if history.is_repo(vault.root):
+            out += repo_checks.repairs(vault.root, vault.state_dir)
         pending = [i for i in interrupted(vault.state_dir) if i.paths]
         shas = recover(vault)
         if pending:

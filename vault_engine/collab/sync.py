@@ -13,6 +13,7 @@ in: sync refuses to start until they are committed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from vault_engine.errors import AlayaError, GitError, UsageError
@@ -20,11 +21,15 @@ from vault_engine.primitives import now
 from vault_engine.store import blocks
 from vault_engine.store.history import _repo, identity_env
 from vault_engine.store.merge import register_driver
+from vault_engine.store.namespaces import SHARED
 from vault_engine.store.vault import Vault
+
+from .collisions import Collision
+from .incoming import Refusal
 
 ATTRIBUTES = ".gitattributes"
 ATTR_LINE = "*.md merge=alaya"
-CONTRADICTIONS = "reports/contradictions.md"
+CONTRADICTIONS = "reports/contradictions.md"  # the shared one; store/reports.py
 
 
 class SyncError(AlayaError):
@@ -35,7 +40,7 @@ class SyncError(AlayaError):
 class SyncResult:
     remote: str
     branch: str
-    action: str  # up-to-date | fast-forward | merged | rebased | pushed-only
+    action: str  # up-to-date | fast-forward | merged | rebased | pushed-only | refused
     pulled: int = 0  # commits that came in
     pushed: bool = False
     merge_commit: str | None = None
@@ -44,6 +49,12 @@ class SyncResult:
     # "path key": a frontmatter value both machines changed; ours stayed, theirs is kept as
     # `<key>_theirs` until a person picks one
     scalar_conflicts: list[str] = field(default_factory=list)
+    # what the remote brought that this machine does not take (collab/incoming.py)
+    refused: list[dict[str, object]] = field(default_factory=list)
+    # what a sync killed earlier left, and what was done about it (collab/recovery.py)
+    recovered: list[str] = field(default_factory=list)
+    # notes of two namespaces at one path, kept as two notes (collab/collisions.py)
+    collisions: list[dict[str, str]] = field(default_factory=list)
 
 
 def ensure_merge_driver(vault: Vault, *, commit: bool = True) -> str | None:
@@ -65,62 +76,133 @@ def ensure_merge_driver(vault: Vault, *, commit: bool = True) -> str | None:
 
 
 def _dirty(repo: object) -> list[str]:
+    """`XY path` of every tracked file that differs from HEAD (git status --porcelain)."""
     out = repo.git.status("--porcelain", "--untracked-files=no")  # type: ignore[attr-defined]
-    return [line[3:] for line in out.splitlines() if line.strip()]
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def _refuse_dirty(dirty: list[str]) -> UsageError:
+    """Name each uncommitted change and how to settle it — never a blanket `commit -a`, which
+    would commit the deletion of a note someone did not mean to delete."""
+    gone = [line[3:] for line in dirty if "D" in line[:2]]
+    changed = [line[3:] for line in dirty if "D" not in line[:2]]
+    parts = []
+    if changed:
+        parts.append(f"changed: {', '.join(changed[:5])}" + (" …" if len(changed) > 5 else ""))
+    if gone:
+        parts.append(f"missing: {', '.join(gone[:5])}" + (" …" if len(gone) > 5 else ""))
+    fixes = []
+    if changed:
+        fixes.append("commit what you changed (git add FILE … && git commit)")
+    if gone:
+        fixes.append("bring back a missing note (git restore FILE), or record a deletion you "
+                     "meant (git rm FILE && git commit)")
+    return UsageError(f"{len(dirty)} uncommitted change(s) — " + "; ".join(parts),
+                      fix="; ".join(fixes) + "; sync never sweeps uncommitted work into a merge")
 
 
 def sync(vault: Vault, *, remote: str = "origin", branch: str | None = None,
-         push: bool = True, rebase: bool = False) -> SyncResult:
+         push: bool = True, rebase: bool = False, accept_config: bool = False) -> SyncResult:
     import git
+
+    from vault_engine.store import repo_recovery as recovery
+
+    from . import collisions, incoming
 
     repo = _repo(vault.root)
     names = [r.name for r in repo.remotes]
-    if remote not in names:
-        raise UsageError(f"the vault has no git remote {remote!r}"
-                         + (f" (it has: {', '.join(names)})" if names else ""),
-                         fix=f"git -C {vault.root} remote add {remote} <url>  (any git remote: "
-                             "a bare repository, GitHub, a server over ssh)")
     with vault.locked():
+        result = SyncResult(remote=remote, branch=branch or "", action="up-to-date")
+        journal = recovery.pending(vault.state_dir)
+        if journal is not None:  # a sync that was killed: finish cleaning up after it
+            result.recovered = recovery.recover(vault.root, vault.state_dir, journal)
+            if any(line.startswith("left ") for line in result.recovered):
+                raise SyncError("a sync was interrupted and git's lock files are older than "
+                                "it: " + "; ".join(result.recovered),
+                                fix="if no git command is running, remove the lock file "
+                                    "named, then run `alaya sync` again")
+        if not recovery.config_intact(vault.root) or (remote not in names
+                                                       and recovery.recorded_remotes(
+                                                           vault.state_dir).get(remote)):
+            result.recovered += recovery.restore_config(vault.root, vault.state_dir)
+            names = [r.name for r in _repo(vault.root).remotes]
+        if remote not in names:
+            raise UsageError(f"the vault has no git remote {remote!r}"
+                             + (f" (it has: {', '.join(names)})" if names else ""),
+                             fix=f"git -C {vault.root} remote add {remote} <url>  (any git "
+                                 "remote: a bare repository, GitHub, a server over ssh)")
         dirty = _dirty(repo)
         if dirty:
-            raise UsageError(f"{len(dirty)} uncommitted change(s): " + ", ".join(dirty[:5]),
-                             fix="commit them first (git commit -am '…'); sync never sweeps "
-                                 "uncommitted work into a merge")
+            raise _refuse_dirty(dirty)
         ensure_merge_driver(vault)
+        recovery.remember_remotes(vault.root, vault.state_dir)
         branch = branch or repo.active_branch.name
+        result.branch = branch
+        head = str(repo.head.commit.hexsha) if repo.head.is_valid() else ""
+        entry = recovery.begin(vault.state_dir, head=head, remote=remote, branch=branch)
         env = identity_env(repo, vault.config.git_identity())
-        result = SyncResult(remote=remote, branch=branch, action="up-to-date")
+        git_dir = recovery.git_dir(vault.root)
         with repo.git.custom_environment(**env):
             try:
                 repo.git.fetch(remote)
             except git.GitCommandError as exc:
+                recovery.end(vault.state_dir)
                 raise SyncError(f"git fetch {remote} failed: {exc.stderr.strip()}",
                                 fix="check the remote's URL and your access to it") from None
             upstream = f"{remote}/{branch}"
             has_upstream = bool(repo.git.branch("-r", "--list", upstream).strip())
             if has_upstream:
+                target = repo.git.rev_parse(upstream).strip()
+                recovery.note_target(vault.state_dir, entry, target)
                 behind = int(repo.git.rev_list("--count", f"HEAD..{upstream}"))
                 ahead = int(repo.git.rev_list("--count", f"{upstream}..HEAD"))
                 result.pulled = behind
+                if behind:
+                    refused = incoming.vet(vault.root, upstream, accept_config=accept_config)
+                    _record_refusal(vault, refused, upstream, target)
+                    if refused:
+                        recovery.end(vault.state_dir)
+                        raise SyncError(incoming.describe(refused, upstream),
+                                        fix=incoming.fix_for(refused))
                 if behind and not ahead:
                     repo.git.merge("--ff-only", upstream)
                     result.action = "fast-forward"
                 elif behind and ahead:
+                    collisions.prepare(git_dir, target)
                     _combine(repo, upstream, rebase, result)
+            placed = collisions.place(vault, git_dir)
+            result.collisions = [vars(c) for c in placed]
             if push:
                 result.pushed = _push(repo, remote, branch, has_upstream)
                 if result.pushed and result.action == "up-to-date":
                     result.action = "pushed-only" if not result.pulled else result.action
         result.conflicts = _contested_by_sync(vault)
         result.scalar_conflicts = _scalar_conflicts(vault)
-        if result.conflicts or result.scalar_conflicts:
-            sha = _list_conflicts(vault, result.conflicts, result.scalar_conflicts)
-            if sha:
-                result.commits.append(sha)
-                if push:
-                    with repo.git.custom_environment(**env):
-                        _push(repo, remote, branch, True)
+        if result.conflicts or result.scalar_conflicts or placed:
+            result.commits += _list_conflicts(vault, result.conflicts, result.scalar_conflicts,
+                                              placed)
+            if result.commits and push:
+                with repo.git.custom_environment(**env):
+                    _push(repo, remote, branch, True)
+        recovery.end(vault.state_dir)
     return result
+
+
+def _record_refusal(vault: Vault, refused: Sequence[Refusal], upstream: str,
+                    target: str) -> None:
+    """What the last sync refused, for `alaya doctor` (removed once a sync takes the branch)."""
+    import json
+
+    from vault_engine.store.atomic import atomic_write
+    from vault_engine.store.repo_recovery import REFUSED
+
+    path = vault.state_dir / REFUSED
+    if not refused:
+        path.unlink(missing_ok=True)
+        return
+    data = {"upstream": upstream, "commit": target, "when": now().isoformat(),
+            "refused": [r.to_dict() for r in refused]}
+    atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))
 
 
 def _combine(repo: object, upstream: str, rebase: bool, result: SyncResult) -> None:
@@ -181,56 +263,92 @@ def _scalar_conflicts(vault: Vault) -> list[str]:
     return out
 
 
-def _list_conflicts(vault: Vault, conflicts: list[str],
-                    scalars: list[str] | None = None) -> str | None:
-    """Name every claim the merge marked contested, and every frontmatter value both machines
-    changed, in reports/contradictions.md (shared notes only: every agent reads it)."""
-    from vault_engine.store.namespaces import SHARED
+INTRO = ("Claims that contradict each other and need a person's decision. Resolve one by "
+         "setting the wrong claim's status to `refuted` or `superseded`.")
 
-    index = vault.load()
-    path = vault.root / CONTRADICTIONS
-    old = path.read_text(encoding="utf-8") if path.exists() else (
-        "---\nid: report-contradictions\ntitle: Contradictions\ntype: report\n---\n"
-        "# Contradictions\n\nClaims that contradict each other and need a person's decision. "
-        "Resolve one by setting the wrong claim's status to `refuted` or `superseded`.\n\n")
-    current = blocks.read_block(old, "contradictions", CONTRADICTIONS) or ""
-    lines = [x for x in current.splitlines() if x.strip()]
+
+def _list_conflicts(vault: Vault, conflicts: list[str], scalars: list[str] | None = None,
+                    placed: Sequence[Collision] | None = None) -> list[str]:
+    """Name every claim the merge marked contested, every frontmatter value both machines
+    changed, and every pair of notes kept apart, in the contradictions report of each note's
+    own audience: `reports/contradictions.md` for shared notes (every agent reads it), a
+    namespace's own report for its notes (store/reports.py). A line names only notes its
+    report's readers may read. Returns the commits made."""
+    from vault_engine.store.namespaces import Caller
+
+    index = vault.as_caller(Caller.owner()).load()
+    today = now().date()
+    lines: dict[str, list[str]] = {}  # namespace → new lines
+
+    def add(namespace: str, line: str) -> None:
+        lines.setdefault(namespace, []).append(line)
+
     by_note: dict[str, list[str]] = {}
     for item in conflicts:
         rel, cid = item.rsplit(" ", 1)
         by_note.setdefault(rel, []).append(cid)
-    today = now().date()
     for rel, ids in by_note.items():
         note = index.by_path(rel)
-        if note is None or note.namespace != SHARED:
+        if note is None:
             continue
         claims = {c.id: c for c in getattr(note, "claims", ())}
         texts = " vs ".join(f"{i} “{claims[i].text}”" for i in ids if i in claims)
-        line = f"- {index.link(note)} {texts} (edited on two machines; found {today})"
-        if line.split(" (edited")[0] not in {x.split(" (")[0] for x in lines}:
-            lines.append(line)
+        add(note.namespace or SHARED,
+            f"- {index.link(note)} {texts} (edited on two machines; found {today})")
     for item in scalars or []:
         rel, key = item.rsplit(" ", 1)
         note = index.by_path(rel)
-        if note is None or note.namespace != SHARED:
+        if note is None:
             continue
         ours, theirs = note.meta.get(key), note.meta.get(f"{key}_theirs")
-        line = (f"- [[{note.id or note.stem}]] `{key}`: “{ours}” vs “{theirs}” (`{key}_theirs`; "
-                f"edited on two machines; found {today}) — keep one value and delete the "
-                f"other key")
-        if line.split(" (")[0] not in {x.split(" (")[0] for x in lines}:
+        add(note.namespace or SHARED,
+            f"- {index.link(note)} `{key}`: “{ours}” vs “{theirs}” (`{key}_theirs`; edited on "
+            f"two machines; found {today}) — keep one value and delete the other key")
+    for c in placed or []:
+        kept, moved = index.by_path(c.path), index.by_path(c.moved_to)
+        if kept is None or moved is None:
+            continue
+        for note, other in ((kept, moved), (moved, kept)):
+            ns = note.namespace or SHARED
+            readable = (other.namespace or SHARED) in (SHARED, ns)
+            beside = (f"beside {index.link(other)}" if readable
+                      else "beside a note of another namespace, which was kept apart")
+            add(ns, f"- {index.link(note)} was at {c.path} {beside} (created on two machines; "
+                    f"found {today}) — two notes now; merge them by hand if they are one")
+    shas = []
+    for namespace, new_lines in sorted(lines.items()):
+        sha = _write_report(vault, namespace, new_lines, len(conflicts), len(scalars or []))
+        if sha:
+            shas.append(sha)
+    return shas
+
+
+def _write_report(vault: Vault, namespace: str, new_lines: list[str], n_claims: int,
+                  n_values: int) -> str | None:
+    from vault_engine.store.namespaces import Caller
+    from vault_engine.store.reports import report_head, report_path
+
+    rel = report_path("contradictions", namespace)
+    path = vault.root / rel
+    old = path.read_text(encoding="utf-8") if path.exists() else (
+        report_head("contradictions", "Contradictions", namespace, INTRO))
+    current = blocks.read_block(old, "contradictions", rel) or ""
+    lines = [x for x in current.splitlines() if x.strip()]
+    seen = {x.split(" (")[0] for x in lines}
+    for line in new_lines:
+        if line.split(" (")[0] not in seen:
             lines.append(line)
-    new = blocks.replace_block(old, "contradictions", "\n".join(lines) + "\n",
-                               path=CONTRADICTIONS)
+            seen.add(line.split(" (")[0])
+    new = blocks.replace_block(old, "contradictions", "\n".join(lines) + "\n", path=rel)
     if new == old:
         return None
-    with vault.transaction(f"sync: {len(conflicts)} claim(s) and {len(scalars or [])} "
-                           "value(s) edited on two machines, listed in "
-                           "reports/contradictions.md") as tx:
+    owner = vault.as_caller(Caller.owner())
+    with owner.transaction(f"sync: {n_claims} claim(s) and {n_values} value(s) edited on two "
+                           f"machines, listed in {rel}") as tx:
         if path.exists():
-            tx.write(CONTRADICTIONS, new, vault.current_checksum(CONTRADICTIONS))
+            tx.write(rel, new, owner.current_checksum(rel))
         else:
-            tx.create(CONTRADICTIONS, new)
+            tx.create(rel, new)
     return tx.sha
 
 

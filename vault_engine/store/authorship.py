@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .history import COMMAND_TRAILER, is_repo
+from .history import COMMAND_TRAILER, COPY_COMMANDS, is_repo
 
 if TYPE_CHECKING:
     from .model import Note
@@ -61,9 +61,10 @@ class Authorship:
             if len(parts) < 4:
                 continue
             an, ae, trailer, rest = parts[0], parts[1], parts[2], parts[3]
-            # `alaya import` copies a person's notes: their text, whoever committed the copy
+            # `alaya import` (and sync's placing of a note apart) copies a person's
+            # notes: their text, whoever committed the copy
             command = trailer.strip()
-            mine = ((an == name and ae == email) or bool(command)) and command != "import"
+            mine = ((an == name and ae == email) or bool(command)) and command not in COPY_COMMANDS
             for path in rest.split("\x00"):
                 path = path.strip("\n")
                 if path:

@@ -12,8 +12,9 @@ block the tool from recording what it learned.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,12 +47,67 @@ def init_repo(root: Path) -> None:
         git.Repo.init(root, initial_branch="main")
 
 
+def run_git(root: Path, *args: str, data: bytes | None = None,
+            env: Mapping[str, str] | None = None, check: bool = True) -> bytes:
+    """`git ARGS` in `root`, its output as bytes; a failure is a GitError naming the command
+    (unless `check` is false)."""
+    import subprocess
+
+    proc = subprocess.run(["git", "-c", "core.quotepath=false", *args], cwd=root, input=data,
+                          capture_output=True, env={**os.environ, **(env or {})})
+    if check and proc.returncode != 0:
+        raise GitError(f"git {args[0] if args else ''} failed: "
+                       f"{proc.stderr.decode('utf-8', 'replace').strip()}",
+                       fix="run `alaya doctor` to check the repository")
+    return proc.stdout
+
+
+# `-c` settings for git run in a folder alaya does not trust (`alaya import` of someone's
+# repository): every configured program off. Command-line settings win over every config
+# file, includes too; the commands run with them (log, rev-parse, check-ignore) read no
+# attributes that name a filter or a diff driver.
+UNTRUSTED = tuple(arg for key, value in (
+    ("core.fsmonitor", "false"), ("core.hooksPath", os.devnull), ("core.pager", "cat"),
+    ("core.editor", "false"), ("core.sshCommand", "false"), ("core.askPass", ""),
+    ("core.gitProxy", ""), ("core.alternateRefsCommand", ""), ("credential.helper", ""),
+    ("diff.external", ""), ("gpg.program", "false"), ("gpg.openpgp.program", "false"),
+    ("gpg.ssh.program", "false"), ("gpg.x509.program", "false"),
+    ("gpg.ssh.defaultKeyCommand", ""), ("log.showSignature", "false"),
+    ("sequence.editor", "false"), ("protocol.allow", "never"), ("safe.bareRepository", "explicit"),
+) for arg in ("-c", f"{key}={value}"))
+UNTRUSTED_ENV = {"GIT_PAGER": "cat", "GIT_EDITOR": "false", "GIT_ASKPASS": "",
+                 "GIT_TERMINAL_PROMPT": "0", "GIT_EXTERNAL_DIFF": "", "GIT_SSH_COMMAND": "false"}
+
+
+def run_untrusted_git(folder: Path, *args: str, data: bytes | None = None) -> bytes | None:
+    """`git ARGS` in a folder someone else's git config governs, with every program it could
+    name switched off (UNTRUSTED); None when git fails (not a repository, not owned by this
+    user: nothing is known)."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(UNTRUSTED_ENV)
+    proc = subprocess.run(["git", "-c", "core.quotepath=false", *UNTRUSTED, *args], cwd=folder,
+                          input=data, capture_output=True, env=env)
+    return proc.stdout if proc.returncode in (0, 1) and (proc.stdout or proc.returncode == 0) \
+        else None
+
+
+def set_config(root: Path, key: str, value: str) -> bool:
+    """One local git setting, through `git config` (git's own lock and atomic rename — never
+    a rewrite of .git/config in place, which a kill would leave empty). Written only when it
+    differs; True when it was written."""
+    current = run_git(root, "config", "--local", "--get", key, check=False)
+    if current.decode("utf-8", "replace").rstrip("\n") == value:
+        return False
+    run_git(root, "config", "--local", key, value)
+    return True
+
+
 def configure_repo(root: Path) -> None:
     """Local settings alaya relies on: `core.quotepath false`, so Chinese and other non-ASCII
     paths read plainly in `git status` and `git log` instead of as octal escapes."""
-    repo = _repo(root)
-    with repo.config_writer() as cfg:
-        cfg.set_value("core", "quotepath", "false")
+    set_config(root, "core.quotepath", "false")
 
 
 def ignored(root: Path, paths: Sequence[str]) -> list[str]:
@@ -93,6 +149,23 @@ def set_command(name: str | None) -> None:
     """Name the command this process runs (`link`, `introspect` …) for the trailer."""
     global _COMMAND
     _COMMAND = name
+
+
+@contextlib.contextmanager
+def as_command(name: str) -> Iterator[None]:
+    """Commits made inside carry `Alaya-Command: name`; the command before is put back."""
+    global _COMMAND
+    before = _COMMAND
+    _COMMAND = name
+    try:
+        yield
+    finally:
+        _COMMAND = before
+
+
+# commands whose commits copy or move a person's note without writing it: authorship keeps
+# the note theirs (store/authorship.py)
+COPY_COMMANDS = ("import", "sync-apart")
 
 
 def with_trailers(message: str) -> str:

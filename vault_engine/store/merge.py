@@ -208,6 +208,8 @@ def run_driver(base_path: str, ours_path: str, theirs_path: str, name: str = "")
             texts.append(Path(p).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError):
             return 1
+    if name and _apart(texts[1], texts[2], name):
+        return 0  # ours stays at the path; theirs was set apart for `alaya sync` to place
     try:
         merged, _ = merge_notes(texts[0], texts[1], texts[2], path=name)
     except (AlayaError, ValueError, TypeError):
@@ -218,16 +220,46 @@ def run_driver(base_path: str, ours_path: str, theirs_path: str, name: str = "")
     return 0
 
 
+APART = "alaya-sync/apart"  # under the git dir: notes of another namespace, to be placed
+
+
+def _apart(ours: str, theirs: str, name: str) -> bool:
+    """Two notes of different namespaces at one path are two notes: no claim or body line may
+    cross from one namespace into the other. Theirs is saved under the git dir (never in the
+    working tree, never committed) and `alaya sync` places it beside ours after the merge
+    (vault_engine/collab/collisions.py). True when set apart."""
+    from .namespaces import namespace_of_text
+
+    ns_ours, ns_theirs = namespace_of_text(ours, name), namespace_of_text(theirs, name)
+    if ns_ours is None or ns_theirs is None or ns_ours == ns_theirs:
+        return False
+    git_dir = subprocess.run(["git", "rev-parse", "--absolute-git-dir"], capture_output=True,
+                             text=True, check=False).stdout.strip()
+    if not git_dir:
+        return False
+    target = Path(git_dir) / APART / name
+    if ".." in Path(name).parts:
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(theirs, encoding="utf-8")
+    return True
+
+
 def driver_command() -> str:
-    """How git runs the driver on this machine: this interpreter, so no PATH is needed."""
-    return f"{shlex.quote(sys.executable)} -m cli.merge_driver %O %A %B %P"
+    """How git runs the driver on this machine: this interpreter by absolute path, in isolated
+    mode (`-I`: no PYTHON* variables, no user site, and neither the working directory nor the
+    script's folder on sys.path), so a `cli/` package committed to the vault can never stand
+    in for alaya's driver."""
+    return f"{shlex.quote(sys.executable)} -I -m cli.merge_driver %O %A %B %P"
+
+
+DRIVER_NAME = "alaya note merge (frontmatter sets, claims)"
 
 
 def register_driver(root: object) -> None:
-    """The driver in the repository's local git config (per machine, not versioned)."""
-    from .history import _repo
+    """The driver in the repository's local git config (per machine, not versioned), written
+    through `git config` and only when it changed."""
+    from .history import set_config
 
-    repo = _repo(Path(str(root)))
-    with repo.config_writer() as cfg:
-        cfg.set_value('merge "alaya"', "name", "alaya note merge (frontmatter sets, claims)")
-        cfg.set_value('merge "alaya"', "driver", driver_command())
+    set_config(Path(str(root)), "merge.alaya.name", DRIVER_NAME)
+    set_config(Path(str(root)), "merge.alaya.driver", driver_command())
