@@ -44,10 +44,11 @@ def mcp(obj: Any, agent: str | None, http: bool, host: str, port: int,
                                          "--agent", "main"]}}}
       alaya --vault ~/agent-memory mcp --http --port 8765
     """
-    from .mcp_server import agent_namespace, build_server
+    from .mcp_server import build_server, mcp_caller
 
+    caller = mcp_caller(agent, obj.caller)
     if not http:
-        server = build_server(obj.vault_path, agent=agent)
+        server = build_server(obj.vault_path, caller=caller)
         try:
             server.run("stdio")
         finally:
@@ -60,7 +61,7 @@ def mcp(obj: Any, agent: str | None, http: bool, host: str, port: int,
 
     secret, made = choose_token(token)
     sock = bind(host, port)
-    server = build_server(obj.vault_path, agent=agent,
+    server = build_server(obj.vault_path, caller=caller,
                           auth=auth_for(secret, host, int(sock.getsockname()[1])))
 
     def ready(url: str) -> None:
@@ -69,8 +70,8 @@ def mcp(obj: Any, agent: str | None, http: bool, host: str, port: int,
                 + "; Ctrl-C to stop)"), err=True)
 
     try:
-        run_http(server, sock, host, secret, Vault.open(obj.vault_path).state_dir,
-                 on_ready=ready, agent=agent_namespace(agent))
+        run_http(server, sock, host, secret, Vault.open(obj.vault_path, caller=obj.caller).state_dir,
+                 on_ready=ready, agent=caller.agent)
     except KeyboardInterrupt:
         pass
     finally:

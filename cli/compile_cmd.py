@@ -9,7 +9,7 @@ import click
 
 from compilers.options import CompileOptions, CompileStats
 from compilers.pipeline import compile_vault
-from vault_engine.care.freshness import check_artifacts
+from vault_engine.care.freshness import check_artifacts, readable_paths
 
 from .output import echo, emit_json, fail, json_option, ok, pass_json, use_color, warn
 
@@ -34,21 +34,52 @@ class _Bar:
             self.bar.__exit__(None, None, None)
 
 
-def _render(stats: CompileStats) -> None:
-    if stats.up_to_date:
-        echo(ok(f"Up to date: {stats.notes} notes, nothing changed since the last compile "
-                f"({stats.ms.get('total', 0):.0f} ms)"))
+HIDDEN = ("parsed", "unchanged", "deleted", "embedded", "embed_cached", "context_vectors")
+
+
+def for_caller(stats: CompileStats, vault: Any) -> dict[str, Any]:
+    """A compile as its caller is told of it (`--json`, and the text): the owner gets every
+    figure; an agent the counts of what it may see (store/namespaces.py) and the skipped
+    notes of its namespaces — how many files of others were parsed or embedded is not its to
+    count (None)."""
+    data = stats.to_dict()
+    if vault.caller.is_owner:
+        return data
+    from vault_engine.care.status import status as visible
+
+    try:
+        seen: dict[str, Any] | None = visible(vault.state_dir, caller=vault.caller)
+    except Exception:  # noqa: BLE001 - no build to count from: counts stay unknown
+        seen = None
+    keep = set(readable_paths(vault, [m.path for m in stats.malformed]))
+    data["malformed"] = [m for m in data["malformed"] if m["path"] in keep]
+    data.update(dict.fromkeys(HIDDEN))
+    if seen is not None:
+        g, v = seen["graph"], seen["vectors"]
+        data.update(notes=g["nodes"], units=v["units"], vectors=v["vectors"], tiers=v["tiers"],
+                    edges=sum(g["links"].values()), claims=g["claims"])
+    return data
+
+
+def _render(stats: dict[str, Any]) -> None:
+    total = stats["ms"].get("total", 0)
+    if stats["up_to_date"]:
+        echo(ok(f"Up to date: {stats['notes']} notes, nothing changed since the last compile "
+                f"({total:.0f} ms)"))
         return
-    echo(ok(f"Compiled {stats.notes} notes → {stats.units} units, {stats.edges} edges, "
-            f"{stats.claims} claims ({stats.ms.get('total', 0):.0f} ms)"))
-    echo(f"  parsed {stats.parsed}, unchanged {stats.unchanged}, deleted {stats.deleted}; "
-         f"embedded {stats.embedded}, from cache {stats.embed_cached}")
-    echo("  tiers: " + ", ".join(f"{k} {v}" for k, v in stats.tiers.items())
-         + "; vectors: " + ", ".join(f"{k} {v}" for k, v in stats.vectors.items()))
-    for m in stats.malformed:
-        echo(warn(f"skipped {m.path}:{m.line or 1}: {m.message} (fix: {m.fix})"), err=True)
-    if stats.embed_error:
-        echo(warn(f"vectors incomplete: {stats.embed_error}"), err=True)
+    echo(ok(f"Compiled {stats['notes']} notes → {stats['units']} units, {stats['edges']} "
+            f"edges, {stats['claims']} claims ({total:.0f} ms)"))
+    if stats["parsed"] is not None:  # None: an agent's view (for_caller)
+        echo(f"  parsed {stats['parsed']}, unchanged {stats['unchanged']}, deleted "
+             f"{stats['deleted']}; embedded {stats['embedded']}, from cache "
+             f"{stats['embed_cached']}")
+    echo("  tiers: " + ", ".join(f"{k} {v}" for k, v in stats["tiers"].items())
+         + "; vectors: " + ", ".join(f"{k} {v}" for k, v in stats["vectors"].items()))
+    for m in stats["malformed"]:
+        echo(warn(f"skipped {m['path']}:{m['line'] or 1}: {m['message']} (fix: {m['fix']})"),
+             err=True)
+    if stats["embed_error"]:
+        echo(warn(f"vectors incomplete: {stats['embed_error']}"), err=True)
 
 
 @click.command("compile")
@@ -87,13 +118,13 @@ def compile_cmd(obj: Any, check: bool, strict: bool, full: bool, as_json: bool) 
                     echo(f"  {label}: {p}")
         sys.exit(0 if result.ok else 1)
     stats = compile_vault(vault, CompileOptions(strict=strict, full=full, progress=_Bar()))
+    shown = for_caller(stats, vault)
     if as_json:
-        emit_json(stats.to_dict())
+        emit_json(shown)
     else:
-        _render(stats)
-    failed = bool(stats.embed_error) or (strict and bool(stats.malformed))
+        _render(shown)
+    failed = bool(stats.embed_error) or (strict and bool(shown["malformed"]))
     sys.exit(1 if failed else 0)
-
 
 
 @click.command()
@@ -137,19 +168,24 @@ def watch(obj: Any, debounce: float, max_wait: float, no_introspect: bool,
     signal.signal(signal.SIGTERM, handle)
 
     def on_compile(changes: list[str], stats: CompileStats) -> None:
+        seen = readable_paths(vault, changes)
+        if changes and not seen:
+            return  # only notes this agent may not read changed: not its news
+        changes, shown = seen, for_caller(stats, vault)
         if as_json:
             click.echo(json.dumps({"event": "compiled", "changes": changes,
-                                   "stats": stats.to_dict()}, ensure_ascii=False))
+                                   "stats": shown}, ensure_ascii=False))
             return
         what = (f"{len(changes)} change(s): " + ", ".join(changes[:5])
                 + (" …" if len(changes) > 5 else "")) if changes else "start"
-        echo(ok(f"{what} → compiled in {stats.ms.get('total', 0):.0f} ms "
-                f"(parsed {stats.parsed}, embedded {stats.embedded}, deleted {stats.deleted})"),
-             err=True)
-        for m in stats.malformed:
-            echo(warn(f"skipped {m.path}:{m.line or 1}: {m.message}"), err=True)
+        counts = (f" (parsed {shown['parsed']}, embedded {shown['embedded']}, deleted "
+                  f"{shown['deleted']})" if shown["parsed"] is not None else "")
+        echo(ok(f"{what} → compiled in {stats.ms.get('total', 0):.0f} ms{counts}"), err=True)
+        for m in shown["malformed"]:
+            echo(warn(f"skipped {m['path']}:{m['line'] or 1}: {m['message']}"), err=True)
 
     def on_error(changes: list[str], exc: BaseException) -> None:
+        changes = readable_paths(vault, changes)
         if as_json:
             click.echo(json.dumps({"event": "error", "changes": changes, "error": str(exc)}))
         else:

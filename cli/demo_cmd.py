@@ -15,6 +15,7 @@ from vault_engine.sessions.distill import distill
 from vault_engine.sessions.ingest import ingest, read_inputs
 from vault_engine.store.init_vault import init_vault
 from vault_engine.store.model import Card
+from vault_engine.store.namespaces import Caller
 from vault_engine.store.vault import Vault
 
 from .output import echo, ok, style
@@ -49,7 +50,7 @@ def demo(obj: Any, target: Path | None) -> None:
     root = target or Path(tempfile.mkdtemp(prefix="alaya-demo-")) / "vault"
     echo(style("1. init", bold=True))
     init_vault(root)
-    vault = Vault.open(root)
+    vault = Vault.open(root, caller=Caller.owner())  # the demo's vault is the person's own
     echo(ok(f"vault at {root}"))
     echo(style("2. ingest", bold=True))
     reports, _ = ingest(vault, read_inputs([str(p) for p in example_sessions()]))
@@ -90,7 +91,8 @@ def demo(obj: Any, target: Path | None) -> None:
              RecallQuery(concepts=("deploy failed",), relations=("CAUSED_BY",), depth=2,
                          top_k=3))):
         echo(style(label, bold=True))
-        found = recall(vault.state_dir, query, embedder=embedder, settings=settings)
+        found = recall(vault.state_dir, query, embedder=embedder, settings=settings,
+                       caller=vault.caller)
         for i, n in enumerate(found["nodes"], 1):
             how = f" ← {n['matched_rel']} of {n['via']}" if n.get("matched_rel") else ""
             echo(f"  [{i}] {n['title']} (h={n['h_distance']:.2f}) #{n.get('type') or n['kind']}"

@@ -30,8 +30,8 @@ def doctor(obj: object, fix: bool, as_json: bool) -> None:
       alaya --vault ~/notes/agent-memory doctor
       alaya doctor --fix
     """
-    repairs = repair(obj.vault_path) if fix else []  # type: ignore[attr-defined]
-    checks = diagnose(obj.vault_path)  # type: ignore[attr-defined]
+    repairs = repair(obj.vault_path, obj.caller) if fix else []  # type: ignore[attr-defined]
+    checks = diagnose(obj.vault_path, obj.caller)  # type: ignore[attr-defined]
     failed = [c for c in checks if not c.ok and c.severity == "error"]
     if as_json:
         emit_json({"ok": not failed, "checks": [asdict(c) for c in checks],

@@ -144,12 +144,23 @@ def merge_piped(query: dict[str, object], piped: bytes) -> dict[str, object] | N
     return {**obj, **query} if isinstance(obj, dict) else None
 
 
+def agent_of(flag: str | None) -> str | None:
+    """The agent this command runs as — `--agent`, else ALAYA_AGENT, else None (the owner) —
+    or "" when the name given is blank (the full CLI then reports the usage error)."""
+    name = flag if flag is not None else os.environ.get("ALAYA_AGENT")
+    if name is not None and not name.strip():
+        return ""
+    return name
+
+
 def simple_recall(argv: list[str], piped: bytes | None = None
-                  ) -> tuple[Path, dict[str, object]] | None:
-    """(vault, recall JSON) for `[--vault V] recall … --json` with simple options; None when
-    the full CLI must handle the command. `piped`: stdin, the query when the command line
-    gives none (`echo '{"concepts": […]}' | alaya recall --json`, seed 000 §4.4)."""
+                  ) -> tuple[Path, dict[str, object], str | None] | None:
+    """(vault, recall JSON, agent) for `[--vault V] [--agent A] recall … --json` with simple
+    options; None when the full CLI must handle the command (a blank agent name too: it
+    reports the error). `piped`: stdin, the query when the command line gives none
+    (`echo '{"concepts": […]}' | alaya recall --json`, seed 000 §4.4)."""
     vault = ""
+    flag: str | None = None
     while argv and argv[0].split("=", 1)[0] in ("--vault", "--agent"):
         if "=" in argv[0]:
             name, value = argv[0].split("=", 1)
@@ -162,8 +173,9 @@ def simple_recall(argv: list[str], piped: bytes | None = None
         if name == "--vault":
             vault = value
         else:
-            os.environ["ALAYA_AGENT"] = value  # the engine's caller (store/namespaces.py)
-    if argv[:1] != ["recall"]:
+            flag = value
+    agent = agent_of(flag)
+    if agent == "" or argv[:1] != ["recall"]:
         return None
     query = _query(argv[1:])
     if query is None:
@@ -172,20 +184,20 @@ def simple_recall(argv: list[str], piped: bytes | None = None
         query = merge_piped(query, piped)  # type: ignore[assignment]
         if query is None:
             return None
-    return Path(vault or find_vault()).expanduser(), query
+    return Path(vault or find_vault()).expanduser(), query, agent
 
 
 def try_server(argv: list[str], piped: bytes | None = None) -> tuple[int, str] | None:
     parsed = simple_recall(argv, piped)
     if parsed is None:
         return None
-    root, query = parsed
+    root, query, agent = parsed
     info = _server(root)
     if info is None:
         return None
     try:
         status, payload = _post(info["url"], json.dumps(query).encode("utf-8"), info.get("token"),
-                                agent=os.environ.get("ALAYA_AGENT") or None)
+                                agent=agent)
         body = json.loads(payload)
     except (OSError, ValueError, IndexError, KeyError):
         return None  # the server went away or answered oddly: answer in-process
@@ -202,7 +214,7 @@ def run_direct(argv: list[str], piped: bytes | None = None) -> tuple[int, str] |
     parsed = simple_recall(argv, piped)
     if parsed is None:
         return None
-    root, query = parsed
+    root, query, agent = parsed
     if not (root / "alaya.toml").is_file():
         return None
     # numpy's BLAS (OpenBLAS) starts a thread per core when numpy is imported — before the
@@ -212,9 +224,10 @@ def run_direct(argv: list[str], piped: bytes | None = None) -> tuple[int, str] |
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from vault_engine.errors import AlayaError
     from vault_engine.recall.pipeline import recall_in_vault
+    from vault_engine.store.namespaces import Caller
 
     try:
-        result = recall_in_vault(root, query)
+        result = recall_in_vault(root, query, caller=Caller.of_agent(agent))
     except AlayaError:
         return None
     return 0, json.dumps(result, ensure_ascii=False, indent=2) + "\n"

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from vault_engine.errors import AlayaError
+from vault_engine.store.namespaces import Caller
 from vault_engine.store.vault import Vault
 
 from .output import echo, emit_json, fail
@@ -17,11 +18,15 @@ __version__ = "0.1.0"
 
 
 class AppContext:
-    def __init__(self, vault_path: Path) -> None:
+    """What every command is handed: the vault's folder and the caller, resolved once from
+    `--agent` / ALAYA_AGENT (store/namespaces.py `Caller.resolve`)."""
+
+    def __init__(self, vault_path: Path, caller: Caller | None = None) -> None:
         self.vault_path = vault_path
+        self.caller = caller if caller is not None else Caller.owner()
 
     def vault(self) -> Vault:
-        return Vault.open(self.vault_path)
+        return Vault.open(self.vault_path, caller=self.caller)
 
     def writer(self, propose: bool = False) -> Vault:
         """Where a knowledge-writing command writes: the vault, or — with --propose or
@@ -123,24 +128,14 @@ def cli(ctx: click.Context, vault_path: Path | None, agent: str | None) -> None:
     import os
 
     from vault_engine.store.history import set_command
-    from vault_engine.store.namespaces import AGENT_ENV, Caller
 
     from .locate import find_vault
 
     set_command(ctx.invoked_subcommand)  # the Alaya-Command: trailer of this run's commits
-    if agent is not None:
-        before = os.environ.get(AGENT_ENV)
-        os.environ[AGENT_ENV] = Caller.of_agent(agent).agent or ""
-
-        def restore() -> None:  # in-process callers (tests, CliRunner) get the old value back
-            if before is None:
-                os.environ.pop(AGENT_ENV, None)
-            else:
-                os.environ[AGENT_ENV] = before
-
-        ctx.call_on_close(restore)
-    Caller.from_env()  # a bad ALAYA_AGENT is a usage error before anything runs
-    ctx.obj = AppContext(vault_path or Path(find_vault()))
+    # the caller, resolved once (a bad or blank name is a usage error before anything runs)
+    # and handed to every command through the context — the environment is never written
+    caller = Caller.resolve(agent, os.environ)
+    ctx.obj = AppContext(vault_path or Path(find_vault()), caller)
 
 
 def command_names() -> list[str]:

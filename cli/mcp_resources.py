@@ -78,6 +78,11 @@ def register_resources(server: Any, vault: Vault, agent: str | None) -> None:
                      description="The user's profile: preferences, habits, how they like to "
                                  "work, distilled from sessions.")
     def persona() -> str:
+        from vault_engine.store.namespaces import persona_path
+
+        own = persona_path(vault.caller.agent) if vault.caller.agent else None
+        if own and (vault.root / own).exists():  # the agent's own: shared + its namespaces
+            return vault_file(own)
         return vault_file("persona.md")
 
     @server.resource(NOTE_URI, name="note", title="A note", mime_type="text/markdown",

@@ -21,6 +21,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 
+from vault_engine.store.namespaces import Caller
+
 from . import mcp_schema as S
 
 INSTRUCTIONS = """alaya is this agent's long-term memory: a markdown vault in git.
@@ -35,10 +37,11 @@ resource alaya://digest is the whole memory at a glance."""
 T = TypeVar("T")
 
 
-def build_server(root: Path, *, agent: str | None = None,
+def build_server(root: Path, *, caller: Caller,
                  auth: dict[str, Any] | None = None) -> Any:
-    """The server for the vault at `root`, as agent `agent`; `auth`: the bearer-token
-    settings of the HTTP transport (mcp_http.auth_for)."""
+    """The server for the vault at `root`, answering as `caller` (resolved once by the
+    command, handed to every tool through the vault); `auth`: the bearer-token settings of
+    the HTTP transport (mcp_http.auth_for)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from pydantic import ValidationError
@@ -51,14 +54,7 @@ def build_server(root: Path, *, agent: str | None = None,
     from .mcp_errors import argument_error, tool_error, unknown_arguments
     from .mcp_resources import register_prompts, register_resources
 
-    namespace = agent_namespace(agent)
-    if namespace:
-        import os
-
-        from vault_engine.config import AGENT_ENV
-
-        os.environ[AGENT_ENV] = namespace  # the vault's config then defaults to it
-    vault = Vault.open(root)
+    vault = Vault.open(root, caller=caller)
     refresher = Refresher(vault, resident=True)
     import logging
 
@@ -303,7 +299,7 @@ def build_server(root: Path, *, agent: str | None = None,
                    if what == "node-types" else schema_relations(vault.state_dir, vault.caller),
                    reads=True)
 
-    register_resources(server, vault, namespace)
+    register_resources(server, vault, caller.agent)
     register_prompts(server, vault, embedder)
     return server
 
@@ -317,11 +313,8 @@ def _link_json(vault: Any, a: str, b: str, rel: str, weight: float | None,
             "rel": r.type, "changed": r.changed, "commit": r.commit, "message": r.message}
 
 
-def agent_namespace(agent: str | None) -> str | None:
-    """This agent's private namespace: `<agent>` when an agent name is given (flag or
-    ALAYA_AGENT), else none (the owner)."""
-    import os
-
-    from vault_engine.store.namespaces import Caller
-
-    return Caller.of_agent(agent or os.environ.get("ALAYA_AGENT")).agent
+def mcp_caller(flag: str | None, outer: Caller) -> Caller:
+    """Who the MCP server answers as: `alaya mcp --agent NAME` (or ALAYA_AGENT, which the
+    option reads), else the caller of `alaya --agent NAME mcp`, else the owner. A name that is
+    given but blank is a usage error (store/namespaces.py)."""
+    return Caller.of_agent(flag) if flag is not None else outer

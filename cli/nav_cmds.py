@@ -50,11 +50,12 @@ def traverse(obj: Any, a: str, b: str | None, max_hops: int, rels: tuple[str, ..
         if split:
             raise UsageError("--rel applies to the neighbourhood of one note",
                              fix="drop B, or drop --rel")
-        result = find_paths(vault.state_dir, a, b, max_hops=max_hops)
+        result = find_paths(vault.state_dir, a, b, max_hops=max_hops, caller=vault.caller)
         lines = path_lines(result, index)
     else:
         threshold = float(vault.config.get("recall", "rel_similarity_threshold"))
-        result = neighbourhood(vault.state_dir, a, rels=split, depth=depth, threshold=threshold)
+        result = neighbourhood(vault.state_dir, a, rels=split, depth=depth, threshold=threshold,
+                               caller=vault.caller)
         lines = [f"{'  ' * (n['depth'] - 1)}- {'←' if n['reverse'] else '—'}{n['rel']}"
                  f"{'—' if n['reverse'] else '→'} {node_link(index, n['id'], n['title'])}"
                  for n in result["nodes"]]
@@ -109,7 +110,7 @@ def schema(obj: Any, what: str, as_json: bool) -> None:
 
     vault = obj.vault()
     if what == "node-types":
-        data = schema_node_types(vault.state_dir)
+        data = schema_node_types(vault.state_dir, vault.caller)
         if as_json:
             emit_json(data)
             return
@@ -123,7 +124,7 @@ def schema(obj: Any, what: str, as_json: bool) -> None:
             if kind != "card":
                 echo(f"{plural.get(kind, kind.capitalize() + 's') + ':':<16}{n:>7,}")
         return
-    data = schema_relations(vault.state_dir)
+    data = schema_relations(vault.state_dir, vault.caller)
     if as_json:
         emit_json(data)
         return
@@ -158,7 +159,7 @@ def status(obj: Any, as_json: bool) -> None:
     from vault_engine.care.status import status as vault_status
 
     vault = obj.vault()
-    data = vault_status(vault.state_dir)
+    data = vault_status(vault.state_dir, caller=vault.caller)
     check = check_artifacts(vault)
     data["stale"] = {"stale": not check.ok, "reason": check.reason, "added": check.added,
                      "changed": check.changed, "deleted": check.deleted}
@@ -215,7 +216,7 @@ def export(obj: Any, fmt: str, output: Path, as_json: bool) -> None:
     from vault_engine.care.status import export as run_export
 
     vault = obj.vault()
-    result = run_export(vault.state_dir, vault.root, fmt, output)
+    result = run_export(vault.state_dir, vault.root, fmt, output, caller=vault.caller)
     if as_json:
         emit_json(result)
     elif fmt == "graphml":

@@ -65,7 +65,7 @@ def init(obj: object, path: Path | None, as_json: bool, no_commit: bool,
         from compilers.pipeline import compile_vault
         from vault_engine.store.vault import Vault
 
-        build = compile_vault(Vault.open(result.root)).build
+        build = compile_vault(Vault.open(result.root, caller=obj.caller)).build  # type: ignore[attr-defined]
     if as_json:
         emit_json({"vault": str(result.root), "created": list(result.created),
                    "extended": list(result.extended), "kept": list(result.kept),

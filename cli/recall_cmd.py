@@ -118,7 +118,8 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
 
         reranker = get_reranker(vault.config)
     result = run_recall(vault.state_dir, query, embedder=embedder,
-                        settings=RecallSettings.from_config(vault.config), reranker=reranker)
+                        settings=RecallSettings.from_config(vault.config), reranker=reranker,
+                        caller=vault.caller)
     if save:
         from vault_engine.recall.queries import recall_lines, save_query
 

@@ -238,6 +238,7 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
         "turn_context": turn_context,
         "vault_fingerprint": fingerprint(records),
         "notes": {r.path: {"sha256": r.checksum, "key": r.key, "kind": r.kind,
+                           "namespace": r.namespace,
                            "first_seen": first_seen[r.path], "tier": tiers[r.key].tier,
                            "temperature": round(tiers[r.key].temperature, 3)}
                   for r in records},

@@ -78,7 +78,8 @@ def write_report(vault: Vault, report: LintReport, *, commit: bool = True) -> st
             from vault_engine.store import history
 
             history.commit_paths(vault.root, [REPORT], f"lint: {s['errors']} error(s), "
-                                 f"{s['warnings']} warning(s)", vault.config.git_identity())
+                                 f"{s['warnings']} warning(s)", vault.config.git_identity(),
+                                 agent=vault.caller.agent)
         return None
     with vault.transaction(f"lint: {s['errors']} error(s), {s['warnings']} warning(s)",
                            commit=commit) as tx:

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from cli.main import cli
 from vault_engine.care.doctor import diagnose
 from vault_engine.errors import NoteParseError
+from vault_engine.store.namespaces import Caller
 from vault_engine.store.notes import decode_note
 from vault_engine.store.vault import Vault
 
@@ -30,7 +31,7 @@ def test_malformed_yaml_is_reported_and_the_rest_loads(vault_path: Path) -> None
     [issue] = index.issues
     assert issue.path == "cards/fact/bad.md" and issue.code == "malformed-frontmatter"
     assert issue.line in (3, 4, 5) and issue.fix
-    checks = {c.name: c for c in diagnose(vault_path)}
+    checks = {c.name: c for c in diagnose(vault_path, Caller.owner())}
     assert not checks["notes"].ok
     assert any(item.startswith("cards/fact/bad.md:") for item in checks["notes"].items)
 
@@ -103,7 +104,7 @@ def test_duplicate_ids(vault_path: Path) -> None:
     assert set(index.duplicate_ids()) == {"card-dup"}
     result = CliRunner().invoke(cli, ["--vault", str(vault_path), "show", "card-dup"])
     assert result.exit_code == 1 and "2 notes" in result.output
-    checks = {c.name: c for c in diagnose(vault_path)}
+    checks = {c.name: c for c in diagnose(vault_path, Caller.owner())}
     assert "card-dup" in checks["duplicate-ids"].items[0]
 
 

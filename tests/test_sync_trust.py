@@ -323,7 +323,7 @@ def test_two_namespaces_at_one_path_stay_two_notes(machines: tuple[Path, Path]) 
     shared_report = (a / "reports" / "contradictions.md").read_text()
     assert "plan (alice)" not in shared_report and "ORCHID" not in shared_report
     assert "another namespace" in shared_report
-    alice_report = (a / "reports" / "alice" / "contradictions.md").read_text()
+    alice_report = (a / "reports" / "@alice" / "contradictions.md").read_text()
     assert "namespace: alice" in alice_report and "plan (alice)" in alice_report
     assert not sh("git", "status", "--porcelain", cwd=a).strip()
     # the other machine gets both notes too, and neither machine lost one

@@ -166,17 +166,23 @@ def test_bobs_writes_to_alices_notes_are_refused_and_change_nothing(
         for arg in args:
             echoed = echoed.replace(arg, "<bob's argument>")
         assert MARK not in echoed, (args, result.output)
-    # writing to alice's session by ingesting under its id is refused too
+    assert files_of(v, "alice") == before
+    assert git.Repo(v).head.commit.hexsha == head  # not one commit
+    # ingesting under alice's session id never touches hers: bob gets his own session, as
+    # for an id nobody used (issue 25: no "exists" answer, no turn compared)
     src = tmp_path / "again.json"
     grown = dict(ALICE_SESSION, turns=ALICE_SESSION["turns"] + [
         {"role": "user", "content": "bob appends"}])
     src.write_text(json.dumps(grown), encoding="utf-8")
-    assert alaya(v, "ingest", str(src), agent="bob").exit_code == 1
-    assert files_of(v, "alice") == before
-    assert git.Repo(v).head.commit.hexsha == head  # not one commit
-    # the clear refusal names neither the note's path nor its namespace
+    out = ok(alaya(v, "ingest", str(src), "--json", agent="bob")).output
+    assert json.loads(out)["sessions"][0]["action"] == "created"
+    assert "@bob" in json.loads(out)["sessions"][0]["path"]
+    assert {k: h for k, h in files_of(v, "alice").items() if "@bob" not in k} == before
+    # alice's note is not found for bob, with the very message a missing one gets
     msg = alaya(v, "link", ref, "Gateway restart", agent="bob").output
-    assert "belongs to another agent's private namespace" in msg and "cards/" not in msg
+    none = alaya(v, "link", "no-such-note-anywhere", "Gateway restart", agent="bob").output
+    assert msg.replace(ref, "REF") == none.replace("no-such-note-anywhere", "REF")
+    assert "cards/" not in msg
 
 
 def test_a_bob_session_is_his_and_bobs_cards_stay_his(two_agents: Path, tmp_path: Path) -> None:
@@ -236,7 +242,10 @@ def test_review_items_of_another_agent_wait_for_their_owner(vault_path: Path) ->
     listed = ok(alaya(v, "review", "--json", agent="bob")).output
     assert "Bob plan" in listed and MARK not in listed
     refused = alaya(v, "review", "approve", f"Alice {MARK} plan", agent="bob")
-    assert refused.exit_code == 1 and "belongs to another agent" in refused.output
+    missing = alaya(v, "review", "approve", "No such plan", agent="bob")
+    assert refused.exit_code == missing.exit_code == 1  # not found, as a missing one
+    assert refused.output.replace(f"Alice {MARK} plan", "X") == \
+        missing.output.replace("No such plan", "X")
     ok(alaya(v, "review", "approve", agent="bob"))  # approves his own only
     assert list((v / "cards").rglob("Bob plan.md"))
     assert not list((v / "cards").rglob(f"Alice {MARK} plan.md"))

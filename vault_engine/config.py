@@ -267,10 +267,10 @@ AGENT_ENV = "ALAYA_AGENT"
 
 
 def load_config(root: Path, *, snapshot: Mapping[str, Any] | None = None) -> Config:
-    """alaya.toml with its defaults. `ALAYA_AGENT=name` makes `name` the default namespace:
-    the agent's new cards go there, and its recalls search it and `shared` only. `snapshot`:
-    a `toml_snapshot` (a compile saves one in its build); when alaya.toml still has its text,
-    its parse is used and no TOML parser is loaded (~1.5 ms of a one-shot recall)."""
+    """alaya.toml with its defaults. `snapshot`: a `toml_snapshot` (a compile saves one in
+    its build); when alaya.toml still has its text, its parse is used and no TOML parser is
+    loaded. The config says nothing of who is asking: an agent's new cards go to its own
+    namespace through its Caller (store/namespaces.py), never through the environment."""
     path = root / CONFIG_FILE
     if not path.exists():
         config = Config(values={s: dict(d) for s, d in DEFAULTS.items()}, path=None)
@@ -282,12 +282,6 @@ def load_config(root: Path, *, snapshot: Mapping[str, Any] | None = None) -> Con
                               fix="make the file readable UTF-8 text") from None
         known = snapshot.get("toml") if snapshot and snapshot.get("text") == text else None
         config = parse_config(text, path, raw=known)
-    agent = os.environ.get(AGENT_ENV, "").strip()
-    if agent:
-        values = {s: dict(d) for s, d in config.values.items()}
-        values["vault"]["default_namespace"] = agent
-        config = Config(values=values, unknown=config.unknown, path=config.path,
-                        extra=config.extra)
     return config
 
 

@@ -7,13 +7,14 @@ from pathlib import Path
 from vault_engine.config import CONFIG_FILE, load_config
 from vault_engine.errors import ConfigError
 from vault_engine.store import history
+from vault_engine.store.namespaces import Caller
 from vault_engine.store.vault import TMP_MARKER, Vault
 
 from . import repo_checks
 from .doctor_model import Check, Repair
 
 
-def diagnose(root: Path) -> list[Check]:
+def diagnose(root: Path, caller: Caller) -> list[Check]:
     checks: list[Check] = []
     root = Path(root).expanduser()
     if not root.is_dir():
@@ -69,7 +70,7 @@ def diagnose(root: Path) -> list[Check]:
 
     if config is None:
         return checks
-    vault = Vault(root, config)
+    vault = Vault(root, config, caller)
     index = vault.load()
     if not vault.caller.is_owner:  # file names are titles: an agent sees only its own
         checks = [_visible_items(c, index) for c in checks]
@@ -145,7 +146,7 @@ def _interrupted_checks(vault: Vault) -> list[Check]:
                   if vault.caller.is_owner else ())]
 
 
-def repair(root: Path) -> list[Repair]:
+def repair(root: Path, caller: Caller) -> list[Repair]:
     """`alaya doctor --fix`: commit what interrupted commands wrote, remove temp files left by
     interrupted writes, unfinished builds and the announcement of a server that died."""
     import json
@@ -155,7 +156,7 @@ def repair(root: Path) -> list[Repair]:
     from vault_engine import artifacts as A
     from vault_engine.store.journal import interrupted, recover
 
-    vault = Vault.open(root)
+    vault = Vault.open(root, caller=caller)
     out: list[Repair] = []
     with vault.locked():
         if history.is_repo(vault.root):

@@ -118,10 +118,10 @@ def evaluate(vault: Any, dataset: Sequence[QA], *, embedder: Any, dataset_name: 
     for qa in dataset:
         t = time.perf_counter()
         with_graph = recall(state, _query(qa, True, 10), embedder=embedder, settings=settings,
-                            telemetry=False)
+                            telemetry=False, caller=vault.caller)
         latency = (time.perf_counter() - t) * 1000
         without = recall(state, _query(qa, False, 10), embedder=embedder, settings=settings,
-                         telemetry=False)
+                         telemetry=False, caller=vault.caller)
         expected = set(qa.expected)
         ranked = _ranked(with_graph["nodes"])
         plain = _ranked(without["nodes"])
@@ -138,17 +138,18 @@ def evaluate(vault: Any, dataset: Sequence[QA], *, embedder: Any, dataset_name: 
                 set(_covers(n)) & expected)) for n in with_graph["nodes"] if n.get("matched_rel")],
         }
         if qa.type == "NAVIGATION" and qa.path:
-            row["rounds"] = _navigate(state, qa, embedder, settings)
+            row["rounds"] = _navigate(state, qa, embedder, settings, vault.caller)
         rows.append(row)
     return _report(vault, rows, dataset_name, version)
 
 
-def _navigate(state: Path, qa: QA, embedder: Any, settings: RecallSettings) -> int | None:
+def _navigate(state: Path, qa: QA, embedder: Any, settings: RecallSettings,
+              caller: Any) -> int | None:
     """Rounds an agent needs to reach the path's end: a free-text recall, then continuing
     from the best three nodes of the previous round (seed 000 §4.10)."""
     goal = qa.path[-1]
     result = recall(state, _query(qa, True, 10), embedder=embedder, settings=settings,
-                    telemetry=False)
+                    telemetry=False, caller=caller)
     for round_ in range(1, MAX_ROUNDS + 1):
         if goal in _ranked(result["nodes"]):
             return round_
@@ -157,7 +158,7 @@ def _navigate(state: Path, qa: QA, embedder: Any, settings: RecallSettings) -> i
             return None
         result = recall(state, RecallQuery(from_nodes=tuple(frontier), depth=2, top_k=10,
                                            relations=qa.relations), embedder=embedder,
-                        settings=settings, telemetry=False)
+                        settings=settings, telemetry=False, caller=caller)
     return None
 
 
@@ -302,7 +303,10 @@ def telemetry_trend(vault: Any, days: int = 7, now: dt.datetime | None = None) -
     prev_start = cur_start - dt.timedelta(days=days)
     windows: dict[str, list[dict[str, Any]]] = {"previous": [], "current": []}
     feedback: dict[str, list[str]] = {"previous": [], "current": []}
+    caller = getattr(vault, "caller", None)
     for e in read_events(vault.state_dir):
+        if caller is not None and not caller.is_owner and e.get("agent") != caller.agent:
+            continue  # an agent's trend is of its own recalls: not what others asked
         try:
             ts = dt.datetime.fromisoformat(str(e.get("ts", "")).replace("Z", "+00:00"))
         except ValueError:

@@ -52,9 +52,14 @@ class FeedbackResult:
     proposals: list[Any] = field(default_factory=list)  # for a person's note (review queue)
 
 
-def quality_scores(vault: Vault) -> dict[str, Quality]:
+def quality_scores(vault: Vault, *, own: bool = False) -> dict[str, Quality]:
+    """Useful / not-useful verdicts per note; `own`: only the vault's caller's (what an
+    agent is shown — another agent's verdicts are not its to count)."""
     out: dict[str, Quality] = {}
+    mine = vault.caller.agent
     for e in read_events(vault.state_dir):
+        if own and not vault.caller.is_owner and e.get("agent") != mine:
+            continue
         verdict, key = e.get("feedback"), e.get("id")
         if not isinstance(key, str) or verdict not in ("useful", "not-useful"):
             continue
@@ -85,8 +90,10 @@ def feedback(vault: Vault, verdict: str, ref: str, *, claim: str | None = None,
         event = {"ts": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "feedback": verdict, "id": key}
         if reason:
             event["reason"] = reason
+        if vault.caller.agent:
+            event["agent"] = vault.caller.agent
         append_event(vault.state_dir, event)
-        q = quality_scores(vault).get(key, Quality())
+        q = quality_scores(vault, own=True).get(key, Quality())
         return FeedbackResult(verdict, key, note.path, quality={
             "useful": q.useful, "not_useful": q.not_useful, "score": q.score},
             message=f"{verdict}: {note.title} (quality {q.score:.2f} over {q.total})")

@@ -23,6 +23,30 @@ class CheckResult:
     deleted: list[str] = field(default_factory=list)
 
 
+def readable_paths(vault: Vault, paths: list[str]) -> list[str]:
+    """The paths (notes, and the files beside them) the vault's caller may read — what an
+    agent is told of a change, a skipped note, a compile."""
+    if vault.caller.is_owner:
+        return list(paths)
+    out = []
+    for rel in paths:
+        note = rel if rel.endswith(".md") else rel.rsplit(".", 1)[0] + ".md"
+        if (vault.root / note).is_file() and _readable(vault, note):
+            out.append(rel)
+    return out
+
+
+def _readable(vault: Vault, rel: str) -> bool:
+    from vault_engine.store.namespaces import namespace_in_head
+
+    try:
+        with open(vault.root / rel, "rb") as fh:
+            head = fh.read(16384).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return vault.caller.may_read(namespace_in_head(head))
+
+
 def check_artifacts(vault: Vault, embedder_id: str | None = None) -> CheckResult:
     """Do the published artifacts match the vault? (content hashes, embedder, completeness)
 
@@ -49,6 +73,12 @@ def check_artifacts(vault: Vault, embedder_id: str | None = None) -> CheckResult
         elif known[rel] != digest:
             result.changed.append(rel)
     result.deleted = sorted((set(known) | malformed) - seen)
+    if not vault.caller.is_owner:  # an agent hears only of the notes it may read
+        result.added = [p for p in result.added if _readable(vault, p)]
+        result.changed = [p for p in result.changed if _readable(vault, p)]
+        result.deleted = [p for p in result.deleted
+                          if vault.caller.may_read((manifest.get("notes", {}).get(p) or {})
+                                                   .get("namespace", "\x00hidden"))]
     if embedder_id is None:
         try:
             embedder_id = get_embedder(vault.config).id

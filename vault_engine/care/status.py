@@ -30,10 +30,10 @@ def _build(state_dir: Path) -> A.Build:
 
 
 def visible_digest(build: A.Build, caller: Caller | None) -> dict[str, Any]:
-    """The build's digest as `caller` (default: this process's) may see it: pages of
+    """The build's digest as `caller` (omitted: the owner) may see it: pages of
     readable namespaces, each with only the relations that point at another of them."""
     digest = build.digest()
-    caller = caller if caller is not None else Caller.from_env()
+    caller = caller if caller is not None else Caller.owner()
     if caller.is_owner:
         return digest
     pages = [p for p in digest["pages"] if caller.may_read(p.get("namespace"))]
@@ -89,7 +89,7 @@ def _visible_vectors(build: A.Build, manifest: dict[str, Any], caller: Caller | 
                      ) -> tuple[int, dict[str, int]]:
     """(units, vectors per tier) the caller may search: the manifest's totals for the owner,
     counted from the per-unit namespace and tier arrays for an agent."""
-    caller = caller if caller is not None else Caller.from_env()
+    caller = caller if caller is not None else Caller.owner()
     if caller.is_owner:
         return manifest["counts"]["units"], manifest["counts"]["vectors"]
     arrays = build.unit_namespaces()
@@ -103,7 +103,7 @@ def _visible_vectors(build: A.Build, manifest: dict[str, Any], caller: Caller | 
 
 
 def status(state_dir: Path, caller: Caller | None = None) -> dict[str, Any]:
-    caller = caller if caller is not None else Caller.from_env()
+    caller = caller if caller is not None else Caller.owner()
     build = _build(state_dir)
     manifest = build.manifest()
     digest = visible_digest(build, caller)
@@ -114,17 +114,19 @@ def status(state_dir: Path, caller: Caller | None = None) -> dict[str, Any]:
     # every note the build holds, whatever its kind; temperatures are in [0, 1] (the top bin
     # includes 1.0, the bottom one 0.0)
     notes = list((manifest.get("notes") or {}).values())
-    if not all("temperature" in n for n in notes):  # a build from before temperatures
-        notes = pages
+    if not caller.is_owner or not all("temperature" in n for n in notes):
+        notes = pages  # an agent counts only what it may see (a build before temperatures too)
     temps = [min(1.0, max(0.0, float(n.get("temperature") or 0.0))) for n in notes]
     bins = [(0.9, 1.0), (0.7, 0.9), (0.5, 0.7), (0.3, 0.5), (0.0, 0.3)]
     histogram = [{"range": f"{lo:.1f}-{hi:.1f}",
                   "count": sum(1 for t in temps if lo <= t < hi or (hi == 1.0 and t == 1.0))}
                  for lo, hi in bins]
+    # sizes and other agents' recalls are the whole vault's: the owner's alone to see
     sizes = {tier: (build.path(name).stat().st_size if build.path(name).exists() else 0)
-             for tier, name in A.VECTORS.items()}
+             if caller.is_owner else None for tier, name in A.VECTORS.items()}
     tiers = Counter(n.get("tier") for n in notes)
-    events = sum(1 for _ in read_events(state_dir))
+    events = sum(1 for e in read_events(state_dir)
+                 if caller.is_owner or (e.get("agent") == caller.agent and "query" in e))
     return {
         "sessions": {"count": len(sessions), "oldest": starts[0] if starts else None,
                      "newest": starts[-1] if starts else None,
@@ -135,13 +137,14 @@ def status(state_dir: Path, caller: Caller | None = None) -> dict[str, Any]:
                   "links": dict(relation_counts(digest).most_common()),
                   "claims": digest["counts"]["claims"]},
         "vectors": {"units": units,
-                    "context_vectors": manifest["counts"].get("context_vectors", 0),
+                    "context_vectors": manifest["counts"].get("context_vectors", 0)
+                    if caller.is_owner else None,
                     "tiers": {t: tiers.get(t, 0) for t in A.TIERS},
                     "vectors": vectors,
                     "bytes": sizes, "embedder": manifest["embedder"]},
         "temperature": histogram,
         "compile": {"build": build.build_id, "compiled_at": manifest.get("compiled_at"),
-                    "timings_ms": manifest.get("timings_ms", {}),
+                    "timings_ms": manifest.get("timings_ms", {}) if caller.is_owner else {},
                     # an unparseable note's namespace is unknown: only the owner sees them
                     "malformed": manifest.get("malformed", {}) if caller.is_owner else {}},
         "telemetry": {"recall_events": events},
@@ -154,7 +157,7 @@ def export(state_dir: Path, vault_root: Path, fmt: str, output: Path,
     the cards by type with an index — of the notes `caller` may see. Files are copied only
     through the vault's path gate: never a symlink, never a path that leaves the vault."""
     build = _build(state_dir)
-    caller = caller if caller is not None else Caller.from_env()
+    caller = caller if caller is not None else Caller.owner()
     output = Path(output).expanduser()
     if fmt == "graphml":
         import networkx as nx

@@ -14,7 +14,7 @@ merge this module places it:
   the `sync-apart` command, like `import`, copies a note without writing it);
 - the sync output names both (the one who syncs is this machine's owner), and the report
   each note's readers see says what happened — `reports/contradictions.md` for a shared note
-  (never naming the other), the namespace's own `reports/<namespace>/contradictions.md` for
+  (never naming the other), the namespace's own `reports/@<namespace>/contradictions.md` for
   a private one (linking both, since its readers may read `shared` too).
 """
 

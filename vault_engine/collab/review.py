@@ -94,7 +94,7 @@ def proposal_vault(vault: Vault) -> Vault:
     from vault_engine.store.merge import register_driver
 
     register_driver(vault.root)
-    return Vault.open(path)
+    return Vault.open(path, caller=vault.caller)
 
 
 def share_embedding_cache(vault: Vault, proposals: Vault) -> None:
@@ -170,11 +170,7 @@ def select_items(items: list[Item], refs: list[str], hidden: list[Item] | None =
     out = []
     for ref in refs:
         match = [i for i in items if ref in (i.path, i.id, i.title)]
-        if not match and any(ref in (i.path, i.id, i.title) for i in hidden or []):
-            from vault_engine.store.namespaces import refused
-
-            raise refused(caller, ref)
-        if not match:
+        if not match:  # another agent's proposal is not found, exactly as a missing one
             raise NotFoundError(f"no pending change matches {ref!r}",
                                 fix="list them with `alaya review`")
         out += [m for m in match if m not in out]

@@ -72,7 +72,8 @@ def ensure_merge_driver(vault: Vault, *, commit: bool = True) -> str | None:
     if not commit:
         return None
     return history.commit_paths(vault.root, [ATTRIBUTES], "sync: merge notes with the alaya "
-                                "driver (*.md merge=alaya)", vault.config.git_identity())
+                                "driver (*.md merge=alaya)", vault.config.git_identity(),
+                                agent=vault.caller.agent)
 
 
 def _dirty(repo: object) -> list[str]:

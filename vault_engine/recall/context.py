@@ -21,6 +21,7 @@ from typing import Any
 
 from vault_engine.primitives import fit_lines
 from vault_engine.store import blocks
+from vault_engine.store.namespaces import persona_path
 from vault_engine.store.vault import Vault
 from vault_engine.text.secrets import has_secret, redact
 
@@ -74,13 +75,25 @@ def _body(vault: Vault, rel: str) -> str:
     return NoteText.parse(path.read_text(encoding="utf-8", errors="replace"), rel).body
 
 
+def _persona(vault: Vault) -> list[str]:
+    """The user as this reader may know them: an agent's own persona (`@<agent>/persona.md`,
+    built from `shared` and its namespaces) when it has one, else `persona.md` (shared
+    only); with the corrections a person wrote outside each block."""
+    own = persona_path(vault.caller.agent) if vault.caller.agent else None
+    own_text = _body(vault, own) if own else ""
+    shared_text = _body(vault, "persona.md")
+    block_from, rel = (own_text, own) if own_text else (shared_text, "persona.md")
+    lines = _lines(blocks.read_block(block_from, "persona", rel) or "", "persona")
+    for text in (shared_text, own_text):
+        if text:
+            lines += _lines(blocks.outside_blocks(text).split("\n", 1)[-1], "persona")
+    return [p for p in dict.fromkeys(lines) if "knows about its user" not in p
+            and "alaya never rewrites this part" not in p]
+
+
 def build_context(vault: Vault, *, budget: int = 4000, query: str | None = None,
                   embedder: Any = None, top_k: int = 8) -> Context:
-    persona_text = _body(vault, "persona.md")
-    persona = _lines(blocks.read_block(persona_text, "persona", "persona.md") or "", "persona")
-    persona += _lines(blocks.outside_blocks(persona_text).split("\n", 1)[-1]
-                      if persona_text else "", "persona")
-    persona = [p for p in persona if "What the agent knows about its user" not in p]
+    persona = _persona(vault)
     memory_text = _body(vault, "MEMORY.md")
     promoted = _lines(blocks.read_block(memory_text, "memory", "MEMORY.md") or "", "memory")
     own = [x for x in _lines(blocks.outside_blocks(memory_text), "memory")

@@ -47,12 +47,12 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
            settings: RecallSettings | None = None, telemetry: bool = True,
            resident: bool = False, reranker: Any = None,
            caller: Caller | None = None) -> dict[str, Any]:
-    """Run a recall and return the documented JSON object. `caller` (default: this process's,
-    `ALAYA_AGENT` or the owner) decides which namespaces it may search (store/namespaces.py).
+    """Run a recall and return the documented JSON object. `caller` (the entry point's; an
+    omitted one is the owner) decides which namespaces it may search (store/namespaces.py).
     With a `reranker` (vault_engine.providers.rerank, off by default) its top candidates are
     re-ordered by it."""
     start = time.perf_counter()
-    caller = caller if caller is not None else Caller.from_env()
+    caller = caller if caller is not None else Caller.owner()
     settings = settings or RecallSettings()
     index = open_index(state_dir, resident=resident)
     top_k = query.top_k or settings.top_k
@@ -181,17 +181,20 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     if telemetry:
         from vault_engine.telemetry import append_event
 
-        append_event(state_dir, {
+        event: dict[str, Any] = {
             "ts": now().strftime("%Y-%m-%dT%H:%M:%SZ"),
             "query": query.query_text or ",".join(query.from_nodes),
             "hits": [{"id": n["id"], "score": n["score"], "relevance": relevance(h, ranked),
                       "tier": n["tier"], "depth": n["depth"]} for h, n in zip(ranked, nodes,
                                                                               strict=True)],
-            "latency_ms": result["latency_ms"], "expanded": bool(query.expand and depth > 0)})
+            "latency_ms": result["latency_ms"], "expanded": bool(query.expand and depth > 0)}
+        if caller.agent:  # whose query it is: its gaps go to that agent's own report
+            event["agent"] = caller.agent
+        append_event(state_dir, event)
     return result
 
 
-def recall_in_vault(root: Path, query: Mapping[str, Any], *,
+def recall_in_vault(root: Path, query: Mapping[str, Any], *, caller: Caller,
                     telemetry: bool = True) -> dict[str, Any]:
     """Recall in the vault at `root` for a query object (the JSON of `alaya recall -`): the
     vault's settings, its configured embedder (BM25 and the graph if there is none)."""
@@ -210,7 +213,7 @@ def recall_in_vault(root: Path, query: Mapping[str, Any], *,
         reranker = get_reranker(config)
     return recall(root / ".alaya", q, embedder=embedder,
                   settings=RecallSettings.from_config(config), telemetry=telemetry,
-                  reranker=reranker)
+                  reranker=reranker, caller=caller)
 
 
 def visible_changes(fresh: Any, root: Path, caller: Caller) -> Any:

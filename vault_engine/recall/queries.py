@@ -10,6 +10,7 @@ from vault_engine.store.cards import now_utc
 from vault_engine.store.frontmatter import new_note_text
 from vault_engine.store.ids import new_id, safe_filename
 from vault_engine.store.links import format_link
+from vault_engine.store.namespaces import home_folder
 from vault_engine.store.vault import Vault, VaultIndex
 
 
@@ -21,9 +22,10 @@ def save_query(vault: Vault, *, kind: str, title: str, query: Mapping[str, Any],
         index = vault.load()
         qid = new_id("query", index.ids())
         name = safe_filename(f"{when.date().isoformat()} {kind} {title}")[:120]
-        rel = f"queries/{name}.md"
+        folder = home_folder("queries", vault.caller.agent)
+        rel = f"{folder}/{name}.md"
         if (vault.root / rel).exists():
-            rel = f"queries/{name} ({qid}).md"
+            rel = f"{folder}/{name} ({qid}).md"
         meta = {"id": qid, "title": f"{kind}: {title}", "type": kind, "created": when,
                 "query": {k: v for k, v in query.items() if v not in (None, [], "", ())},
                 # an agent's saved query shows what it may read: its own, never shared

@@ -68,9 +68,9 @@ def _half_paths(index: RecallIndex, start: int, hops: int,
 
 def find_paths(state_dir: Path, a: str, b: str, *, max_hops: int = 3, best: int = 3,
                caller: Caller | None = None) -> dict[str, Any]:
-    """Paths among the notes `caller` (default: this process's) may see."""
+    """Paths among the notes `caller` (omitted: the owner) may see."""
     index = open_index(state_dir)
-    scope = (caller or Caller.from_env()).readable()
+    scope = (caller or Caller.owner()).readable()
     start, goal = resolve_node(index, a, scope), resolve_node(index, b, scope)
     if start == goal:
         return {"from": index.node_key(start), "to": index.node_key(goal), "paths": []}
@@ -114,7 +114,7 @@ def find_paths(state_dir: Path, a: str, b: str, *, max_hops: int = 3, best: int 
 def neighbourhood(state_dir: Path, a: str, *, rels: Sequence[str] = (), depth: int = 1,
                   threshold: float = 0.75, caller: Caller | None = None) -> dict[str, Any]:
     index = open_index(state_dir)
-    scope = (caller or Caller.from_env()).readable()
+    scope = (caller or Caller.owner()).readable()
     start = resolve_node(index, a, scope)
     seen = {start: 0}
     rows = []

@@ -22,6 +22,7 @@ from typing import Any
 from vault_engine.errors import UsageError
 from vault_engine.primitives import now
 from vault_engine.store.frontmatter import NoteText, format_datetime, new_note_text
+from vault_engine.store.namespaces import home_folder
 from vault_engine.store.notes import parse_turns
 from vault_engine.store.vault import Vault
 
@@ -92,9 +93,12 @@ def turn_dates(text: str, when: dt.datetime | None,
     return relative_dates(text, when, tz)
 
 
-def session_paths(session: SessionIn) -> tuple[str, str]:
+def session_paths(session: SessionIn, namespace: str | None = None) -> tuple[str, str]:
+    """(note, raw file) of a new session: `sessions/YYYY-MM/<id>` for `shared`, under the
+    namespace's own folder otherwise (`sessions/@alice/YYYY-MM/<id>`, store/namespaces.py
+    `home_folder`) — so another agent's session of the same id is never in the way."""
     month = (session.started or now()).strftime("%Y-%m")
-    base = f"sessions/{month}/{session.id}"
+    base = f"{home_folder(f'sessions/{month}', namespace)}/{session.id}"
     return base + ".md", base + session.raw_ext
 
 
@@ -152,14 +156,14 @@ def plan_session(vault: Vault, session: SessionIn) -> tuple[IngestReport, str | 
 
 
 def _plan(vault: Vault, session: SessionIn) -> tuple[IngestReport, str | None, str, str]:
-    note_rel, raw_rel = session_paths(session)
+    namespace = vault.caller.session_home(vault.config)
+    note_rel, raw_rel = session_paths(session, namespace)
     existing = _find_session_note(vault, session.id) or note_rel
     if existing != note_rel:
         note_rel = existing
         raw_rel = note_rel[:-3] + session.raw_ext
     full = vault.abspath(note_rel)
     if not full.exists():
-        namespace = vault.caller.session_home(vault.config)
         return (IngestReport(session.id, note_rel, "created", len(session.turns),
                              len(session.turns)),
                 render_session(session, note_rel, raw_rel, vault.config.timezone(),
@@ -199,11 +203,22 @@ def _plan(vault: Vault, session: SessionIn) -> tuple[IngestReport, str | None, s
 
 
 def _find_session_note(vault: Vault, session_id: str) -> str | None:
+    """The note of session `session_id` the caller may read (`sessions/YYYY-MM/<id>.md`, or
+    under a namespace's folder). Another agent's session of that id is not there for this
+    caller — exactly as a missing one: no content of it is ever compared."""
     sessions = vault.root / "sessions"
     if not sessions.is_dir():
         return None
-    for path in sessions.glob(f"*/{session_id}.md"):
-        return path.relative_to(vault.root).as_posix()
+    from vault_engine.store.namespaces import namespace_in_head
+
+    for pattern in (f"*/{session_id}.md", f"@*/*/{session_id}.md"):
+        for path in sorted(sessions.glob(pattern)):
+            try:
+                head = path.read_text(encoding="utf-8", errors="replace")[:4096]
+            except OSError:
+                continue
+            if vault.caller.may_read(namespace_in_head(head)):
+                return path.relative_to(vault.root).as_posix()
     return None
 
 

@@ -11,14 +11,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vault_engine.errors import ConflictError, NotFoundError, UsageError
+from vault_engine.errors import ConflictError, NamespaceError, NotFoundError, UsageError
 from vault_engine.primitives import now
 
 from .frontmatter import FlowMap, NoteText, new_note_text
 from .ids import new_id, safe_filename, slug
 from .links import format_link, link_target_for
 from .model import SYMMETRIC_RELATIONS, Note
-from .namespaces import find_writable, is_ephemeral
+from .namespaces import check_may_name, find_writable, home_folder, is_ephemeral, may_name
 from .notes import to_datetime
 from .vault import Vault, VaultIndex
 
@@ -145,7 +145,9 @@ def card_file(vault: Vault, index: VaultIndex, spec: NewCard, *,
     if taken_ids is not None:
         taken_ids.add(card_id)
     name = safe_filename(spec.title)
-    folder = f"cards/{slug(spec.type)}"
+    namespace = spec.namespace or vault.caller.home(
+        str(vault.config.get("vault", "default_namespace")))
+    folder = home_folder(f"cards/{slug(spec.type)}", namespace)
     names = {n.stem.casefold() for n in index.notes} | (taken_names or set())
     rel = f"{folder}/{name}.md"
     if name.casefold() in names or (vault.root / rel).exists():
@@ -168,8 +170,7 @@ def card_file(vault: Vault, index: VaultIndex, spec: NewCard, *,
     values: dict[str, Any] = {
         "id": card_id, "title": spec.title, "type": spec.type,
         "tags": list(spec.tags), "aliases": list(spec.aliases) or None,
-        "namespace": spec.namespace or vault.caller.home(
-            str(vault.config.get("vault", "default_namespace"))),
+        "namespace": namespace,
         "created": when, "updated": when, "importance": spec.importance,
         "pinned": spec.pinned or None,
         "source_sessions": [format_link(s) for s in spec.source_sessions] or None,
@@ -194,8 +195,15 @@ def create_card(vault: Vault, spec: NewCard, *, commit: bool = True) -> Created:
                                     path=note.path,
                                     fix="edit that card, or choose a different title")
         rels = []
+        home = spec.namespace or vault.caller.home(
+            str(vault.config.get("vault", "default_namespace")))
         for r in spec.relations:
             target = index.find(str(r.get("target") or r.get("to_title") or "").strip("[]"))
+            if not may_name(home, target.namespace):
+                raise NamespaceError(
+                    f"a new card in {home} may not link to {target.title!r} "
+                    f"({target.namespace}): every reader of the card would see it",
+                    fix="create the card in that namespace, or link from the private note")
             item = FlowMap(type=relation_name(str(r.get("type") or r.get("relation") or "")),
                            target=format_link(link_target_for(target, index.resolver)),
                            weight=_prob(r.get("weight"), "relations.weight") or 1.0)
@@ -257,6 +265,7 @@ def link(vault: Vault, a: str, b: str, rel_type: str, *, weight: float | None = 
         if source.path == target.path:
             raise UsageError(f"{source.title!r} cannot be linked to itself",
                              fix="pick two different notes")
+        check_may_name(source, target)
         existing = _points_to(index, source, rel_type, target)
         if not existing and rel_type in SYMMETRIC_RELATIONS:
             existing = _points_to(index, target, rel_type, source)
@@ -330,10 +339,20 @@ def promote_shared(vault: Vault, ref: str, *, commit: bool = True) -> tuple[Note
     """Move a private card into `shared`: one frontmatter line and one commit. Returns the
     note, its old namespace and the commit (None when it was shared already)."""
     with vault.locked():
-        note = find_writable(vault.load(), ref, vault.caller)
+        index = vault.load()
+        note = find_writable(index, ref, vault.caller)
         old = note.namespace
         if old == "shared":
             return note, old, None
+        private = sorted({t.title for t in (index.resolver.resolve_link(lk, note.path).note
+                                             for lk in note.links if lk.target)
+                          if t is not None and t.path != note.path
+                          and not may_name("shared", t.namespace)})
+        if private:
+            raise NamespaceError(
+                f"{note.title!r} links to note(s) of {old} that would then be named in "
+                f"`shared`: {', '.join(repr(t) for t in private[:5])}",
+                fix="promote those first, or remove the links (alaya unlink), then promote")
         if is_ephemeral(old):
             raise UsageError(f"{ref!r} is in {old}: ephemeral notes are never promoted (they "
                              "are archived after [vault] ephemeral_ttl_hours)",

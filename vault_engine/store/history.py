@@ -168,12 +168,14 @@ def as_command(name: str) -> Iterator[None]:
 COPY_COMMANDS = ("import", "sync-apart")
 
 
-def with_trailers(message: str) -> str:
-    """`message` plus `Alaya-Command:` and `Alaya-Agent:` trailers (git interpret-trailers form)."""
+def with_trailers(message: str, agent: str | None = None) -> str:
+    """`message` plus `Alaya-Command:` and `Alaya-Agent:` trailers (git interpret-trailers
+    form). `agent` is the caller of the change (its transaction's), never read from the
+    environment: none for the owner."""
     words = message.split(":", 1)[0].split()
     command = _COMMAND or (words[0] if words else "alaya")
-    agent = os.environ.get("ALAYA_AGENT", "").strip() or "none"
-    return f"{message.rstrip()}\n\n{COMMAND_TRAILER}: {command}\n{AGENT_TRAILER}: {agent}\n"
+    return (f"{message.rstrip()}\n\n{COMMAND_TRAILER}: {command}\n"
+            f"{AGENT_TRAILER}: {agent or 'none'}\n")
 
 
 def commit_env(repo: git.Repo, identity: tuple[str, str]) -> dict[str, str]:
@@ -187,7 +189,7 @@ def commit_env(repo: git.Repo, identity: tuple[str, str]) -> dict[str, str]:
 
 def commit_paths(root: Path, paths: Iterable[str], message: str,
                  identity: tuple[str, str], *, before: Mapping[str, bytes | None] | None = None,
-                 skipped: list[str] | None = None) -> str | None:
+                 skipped: list[str] | None = None, agent: str | None = None) -> str | None:
     """Commit exactly alaya's change to `paths` (added, changed or deleted) as alaya.
 
     `before` holds each file's bytes as alaya found it in the working tree. Where that differs
@@ -197,8 +199,9 @@ def commit_paths(root: Path, paths: Iterable[str], message: str,
     (an untracked file of theirs, or a hunk that overlaps theirs) is left out of the commit and
     named in `skipped`. The commit is built in a private index, so nothing the person staged
     is swept in; its author is `identity` (alaya), its committer the user, and it carries the
-    `Alaya-Command:` and `Alaya-Agent:` trailers. Returns the sha, or None when the tree is
-    unchanged. A handful of git processes per commit, whatever the number of paths.
+    `Alaya-Command:` and `Alaya-Agent:` trailers (`agent`: the change's caller). Returns the
+    sha, or None when the tree is unchanged. A handful of git processes per commit, whatever
+    the number of paths.
     """
     import git
 
@@ -237,7 +240,7 @@ def commit_paths(root: Path, paths: Iterable[str], message: str,
         env = commit_env(repo, identity)
         parents = ["-p", "HEAD"] if has_head else []
         with repo.git.custom_environment(**env):
-            sha = repo.git.commit_tree(tree, *parents, "-m", with_trailers(message)).strip()
+            sha = repo.git.commit_tree(tree, *parents, "-m", with_trailers(message, agent)).strip()
         old = repo.git.rev_parse("HEAD") if has_head else "0" * 40
         repo.git.update_ref("-m", "alaya: " + message.splitlines()[0][:60], "HEAD", sha, old)
         _sync_index(repo, heads, shas, modes)

@@ -29,14 +29,16 @@ class Interrupted:
     file: Path
     message: str
     paths: list[str] = field(default_factory=list)
+    agent: str = ""  # the caller of the interrupted change ("" the owner)
 
 
 class Journal:
     """One transaction's journal (created on its first write)."""
 
-    def __init__(self, state_dir: Path, message: str) -> None:
+    def __init__(self, state_dir: Path, message: str, agent: str | None = None) -> None:
         self.folder = state_dir / JOURNAL_DIR
         self.message = message
+        self.agent = agent
         self.path: Path | None = None
         self._fd: int | None = None
 
@@ -45,7 +47,7 @@ class Journal:
             self.folder.mkdir(parents=True, exist_ok=True)
             self.path = self.folder / f"{os.getpid()}-{secrets.token_hex(4)}.jsonl"
             self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-            self._write({"message": self.message})
+            self._write({"message": self.message, "agent": self.agent or ""})
         self._write({"path": rel})
 
     def _write(self, obj: dict[str, str]) -> None:
@@ -70,7 +72,7 @@ def interrupted(state_dir: Path) -> list[Interrupted]:
         return []
     out = []
     for file in sorted(folder.glob("*.jsonl")):
-        message, paths = "", []
+        message, paths, agent = "", [], ""
         try:
             for line in file.read_text(encoding="utf-8").splitlines():
                 try:
@@ -79,11 +81,12 @@ def interrupted(state_dir: Path) -> list[Interrupted]:
                     continue  # a line cut by the crash
                 if "message" in row:
                     message = str(row["message"])
+                    agent = str(row.get("agent") or "")
                 elif "path" in row and row["path"] not in paths:
                     paths.append(str(row["path"]))
         except OSError:
             continue
-        out.append(Interrupted(file, message, paths))
+        out.append(Interrupted(file, message, paths, agent))
     return out
 
 
@@ -99,7 +102,8 @@ def recover(vault: Vault) -> list[str]:
             sha = history.commit_paths(vault.root, item.paths,
                                        f"{head}\n\n{RECOVERED}.\n" + "\n".join(
                                            f"- {p}" for p in item.paths),
-                                       vault.config.git_identity())
+                                       vault.config.git_identity(),
+                                       agent=item.agent or None)
             if sha:
                 shas.append(sha)
         item.file.unlink(missing_ok=True)

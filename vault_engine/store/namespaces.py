@@ -20,13 +20,12 @@ everything.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from vault_engine.config import AGENT_ENV
-from vault_engine.errors import NamespaceError, NotFoundError, UsageError
+from vault_engine.errors import NamespaceError, UsageError
 from vault_engine.primitives import record
 
 if TYPE_CHECKING:
@@ -45,8 +44,13 @@ _NS_LINE_RE = r"(?m)^namespace:[ \t]*['\"]?([^'\"#\r\n]+?)['\"]?[ \t]*(?:#.*)?$"
 
 
 def check_agent_name(name: str) -> str:
-    """An agent name usable as a namespace, or a UsageError saying why not."""
-    name = name.strip()
+    """An agent name usable as a namespace, or a UsageError saying why not. A name that is
+    empty or blank is an error, never the owner: an agent whose name went missing (an unset
+    variable in a hook, a stray tab) must not be handed everything."""
+    if not name.strip():
+        raise UsageError(f"the agent name is empty ({name!r})",
+                         fix="give the agent's name (--agent ops-bot, ALAYA_AGENT=ops-bot), or "
+                             "leave the option and ALAYA_AGENT out to run as the owner")
     if not re.match(_AGENT_RE, name) or ".." in name:
         raise UsageError(f"agent name {name!r} is not usable as a namespace",
                          fix="use letters, digits, '-', '_' and '.' (e.g. ALAYA_AGENT=ops-bot)")
@@ -57,6 +61,51 @@ def check_agent_name(name: str) -> str:
         raise UsageError(f"agent name {name!r} ends like one of an agent's own namespaces "
                          "(-main, -ephemeral)", fix=f"name the agent {name.rsplit('-', 1)[0]!r}")
     return name
+
+
+def may_name(source: str | None, target: str | None) -> bool:
+    """Whether a note of namespace `source` may name a note of namespace `target` — link to
+    it, show its title, take text from it: only when every reader of the first may read the
+    second (taint follows text, docs/security.md). A shared note names shared notes only; an
+    agent's note names shared notes and its own agent's."""
+    s, t = source or SHARED, target or SHARED
+    if t == SHARED or s == t:
+        return True
+    return s != SHARED and agent_of(s) == agent_of(t)
+
+
+def check_may_name(source: Note, target: Note, what: str = "link to") -> None:
+    """Refuse to make `source` name `target` (a relation, a link, its title) when a reader
+    of `source` may not read `target` — a NamespaceError with the way round it."""
+    if may_name(source.namespace, target.namespace):
+        return
+    raise NamespaceError(
+        f"{source.title!r} ({source.namespace or SHARED}) may not {what} {target.title!r} "
+        f"({target.namespace}): every reader of the first would see the second, which only "
+        f"{target.namespace}'s readers may see",
+        fix="link the other way round (from the private note to the shared one), or move "
+            "the private note into `shared` first (alaya promote-shared)")
+
+
+def persona_path(agent: str | None) -> str:
+    """The persona a reader loads: `persona.md` (built from `shared`, every agent reads it),
+    or an agent's own `@<agent>/persona.md` (built from `shared` and its namespaces, with
+    `namespace: <agent>`, so the policy shows it to that agent and the owner only)."""
+    return f"@{agent}/persona.md" if agent else "persona.md"
+
+
+def home_folder(folder: str, namespace: str | None) -> str:
+    """Where alaya puts a new note of `namespace` that would go to `folder` (`cards/fact`,
+    `entities`, `sessions/2026-12`, `queries`): `folder` itself for `shared`, else the same
+    folder with `@<namespace>` after its first segment (`cards/@alice/fact`). A new note's
+    path is then made only from its own namespace and name: it can never meet a note of a
+    namespace its writer may not read, so no suffix or refusal tells whether one exists
+    (docs/security.md). The kind stays the first segment's (store/notes.py)."""
+    ns = namespace or SHARED
+    if ns == SHARED:
+        return folder
+    first, _, rest = folder.partition("/")
+    return f"{first}/@{ns}" + (f"/{rest}" if rest else "")
 
 
 def agent_of(namespace: str) -> str | None:
@@ -91,15 +140,18 @@ class Caller:
 
     @classmethod
     def of_agent(cls, name: str | None) -> Caller:
-        """An agent by name; no name (None or empty) is the owner."""
-        if not name or not name.strip():
+        """An agent by name; None is the owner. A name that is given but empty or blank is a
+        UsageError (check_agent_name)."""
+        if name is None:
             return cls.owner()
         return cls("agent", check_agent_name(name))
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Caller:
-        """The caller this process runs as: `ALAYA_AGENT`, else the owner."""
-        return cls.of_agent((os.environ if env is None else env).get(AGENT_ENV))
+    def resolve(cls, flag: str | None, env: Mapping[str, str]) -> Caller:
+        """The caller of an entry point (CLI, MCP, the fast path, hooks): the `--agent` flag
+        when given, else `ALAYA_AGENT` when set, else the owner. Only entry points call it:
+        the engine is handed its caller and never reads the environment."""
+        return cls.of_agent(flag if flag is not None else env.get(AGENT_ENV))
 
     @property
     def is_owner(self) -> bool:
@@ -209,26 +261,10 @@ def refused(caller: Caller, ref: str | None = None) -> NamespaceError:
 
 
 def find_writable(index: VaultIndex, ref: str, caller: Caller) -> Note:
-    """A note the caller is about to change. One it cannot see is refused with a clear error
-    (NamespaceError) instead of "not found"; one that exists nowhere is NotFoundError."""
-    from vault_engine.errors import AlayaError
-
-    try:
-        note = index.find(ref)
-    except NotFoundError:
-        import dataclasses
-
-        if not index.hidden:
-            raise
-        try:
-            dataclasses.replace(index, notes=list(index.hidden), issues=[], hidden=[],
-                                _resolver=None).find(ref)
-        except NotFoundError:
-            raise NotFoundError(f"no note matches {ref!r} (by id, path, file name, title or "
-                                "alias)", fix="check the spelling") from None
-        except AlayaError:
-            pass  # ambiguous among hidden notes: it exists, and it is not the caller's
-        raise refused(caller, ref) from None
+    """A note the caller is about to change, found in what the caller may see (`index` is
+    its view). Another agent's note is not found — the very error a note that exists
+    nowhere gets, so no writer can tell the two apart (docs/security.md)."""
+    note = index.find(ref)
     caller.check_write(note, ref)
     return note
 
@@ -261,14 +297,39 @@ def namespace_of_text(text: str, path: str | None = None) -> str | None:
 _LINK_RE = r"!?\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]"
 
 
+def private_words(index: VaultIndex) -> set[str]:
+    """What names a private note and no shared one: titles, aliases, file names, paths and
+    relation types of notes outside `shared` (casefolded, four characters or more) — a report
+    line that carries one speaks of a private note even without linking it."""
+    def names(note: Note) -> set[str]:
+        out = {note.title, note.stem, note.path, note.path.removesuffix(".md"),
+               *(str(a) for a in getattr(note, "aliases", ()) or ())}
+        out |= {r.type for r in getattr(note, "relations", ()) or ()}
+        return {w.casefold() for w in out if w and len(w) >= 4}
+
+    every = [*index.notes, *index.hidden]
+    public: set[str] = set()
+    for n in every:
+        if (n.namespace or SHARED) == SHARED:
+            public |= names(n)
+    private: set[str] = set()
+    for n in every:
+        if (n.namespace or SHARED) != SHARED:
+            private |= names(n)
+    return private - public
+
+
 def public_lines(lines: Iterable[str], index: VaultIndex) -> tuple[list[str], int]:
     """The lines of a report every agent reads (reports/, MEMORY.md …): a line that links a
-    note outside `shared` is left out. `index` must hold every note (Vault.load_all), so
-    links to anyone's private notes are recognised. Returns (kept lines, lines left out)."""
+    note outside `shared`, or names one (`private_words`), is left out. `index` must hold
+    every note (Vault.load_all), so anyone's private notes are recognised. Returns (kept
+    lines, lines left out)."""
     by_id = {n.id.casefold(): n for n in (*index.notes, *index.hidden) if n.id}
+    secret = private_words(index)
     kept, dropped = [], 0
     for line in lines:
-        private = False
+        low = line.casefold()
+        private = any(w in low for w in secret)
         for m in re.finditer(_LINK_RE, line):
             target = m.group(1).strip()
             note = by_id.get(target.casefold()) or index.resolver.resolve(target).note

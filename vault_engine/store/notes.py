@@ -32,6 +32,9 @@ EMBED_RELATION = "EMBEDS"  # the edge type of an embed `![[Note]]` (docs/vault-f
 def kind_for_path(rel: str) -> str:
     if rel in ROOT_KINDS:
         return ROOT_KINDS[rel]
+    head, _, rest = rel.partition("/")
+    if head.startswith("@") and rest in ROOT_KINDS:  # an agent's own persona (store/namespaces.py)
+        return ROOT_KINDS[rest]
     first = rel.split("/", 1)[0]
     return FOLDER_KINDS.get(first, "note") if "/" in rel else "note"
 

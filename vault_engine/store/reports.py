@@ -2,19 +2,18 @@
 it names (DESIGN principle 13, "taint follows text").
 
 `shared` reports live at `reports/<name>.md` — every agent reads them, so they name shared
-notes only. A namespace's own reports live at `reports/<namespace>/<name>.md` with
+notes only. A namespace's own reports live at `reports/@<namespace>/<name>.md` with
 `namespace: <namespace>` in their frontmatter, so the namespace policy guards them like any
 note of that namespace: its readers (that agent, and the owner) see them, nobody else.
 """
 
 from __future__ import annotations
 
-from .namespaces import SHARED
+from .namespaces import SHARED, home_folder
 
 
 def report_path(name: str, namespace: str | None) -> str:
-    ns = namespace or SHARED
-    return f"reports/{name}.md" if ns == SHARED else f"reports/{ns}/{name}.md"
+    return f"{home_folder('reports', namespace)}/{name}.md"
 
 
 def report_head(name: str, title: str, namespace: str | None, intro: str) -> str:

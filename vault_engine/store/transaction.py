@@ -41,7 +41,7 @@ class Transaction:
         from .journal import Journal
 
         # what this change has written, on disk until it commits (store/journal.py)
-        self._journal = Journal(vault.state_dir, message) if commit else None
+        self._journal = Journal(vault.state_dir, message, vault.caller.agent) if commit else None
 
     def __enter__(self) -> Transaction:
         self._stack.enter_context(self.vault.locked())
@@ -127,7 +127,8 @@ class Transaction:
             try:
                 return history.commit_paths(self.vault.root, paths, message,
                                             self.vault.config.git_identity(),
-                                            before=self._backup, skipped=self.uncommitted)
+                                            before=self._backup, skipped=self.uncommitted,
+                                            agent=self.vault.caller.agent)
             except GitError:
                 if attempt == 4:
                     raise

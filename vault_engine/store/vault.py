@@ -202,9 +202,10 @@ class Vault:
                  caller: Caller | None = None) -> None:
         self.root = root.resolve()
         self.config = config if config is not None else load_config(self.root)
-        # who reads and writes through this object (store/namespaces.py): ALAYA_AGENT, else
-        # the owner
-        self.caller = caller if caller is not None else Caller.from_env()
+        # who reads and writes through this object (store/namespaces.py): handed in by the
+        # entry point that resolved it (an omitted caller is the owner: a library user with
+        # the files); never read from the environment here
+        self.caller = caller if caller is not None else Caller.owner()
         self._lock: Any = None  # filelock.FileLock, created on first use
         # files replaced and still open, read once more for late saves (store/late.py)
         self._replaced: list[tuple[str, Replaced]] = []

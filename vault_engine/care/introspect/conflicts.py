@@ -13,6 +13,7 @@ from vault_engine.store import blocks
 from vault_engine.store.frontmatter import FlowMap, NoteText
 from vault_engine.store.links import link_to
 from vault_engine.store.model import Card, Note, Session
+from vault_engine.store.namespaces import may_name
 from vault_engine.store.proposals import Proposal
 from vault_engine.store.vault import Transaction, VaultIndex
 
@@ -99,7 +100,10 @@ def phase_conflicts(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
         return link_to(note, index.resolver)
 
     live = [n for n in index.notes if n.kind not in ("template", "archive")]
-    found = claim_conflicts(live)
+    # a conflict is judged within one audience: settling it writes a link or a status into
+    # each note, which must not name, or be moved by, what its readers may not read
+    found = [k for k in claim_conflicts(live) if may_name(k.a.note.namespace, k.b.note.namespace)
+             and may_name(k.b.note.namespace, k.a.note.namespace)]
     total = len(found)
     resolved: list[tuple[ClaimConflict, Any, Any, str]] = []  # (conflict, winner, loser, why)
     open_: list[ClaimConflict] = []

@@ -21,6 +21,7 @@ from vault_engine.store.authorship import Authorship
 from vault_engine.store.frontmatter import FlowMap, NoteText
 from vault_engine.store.links import link_target_for, link_to
 from vault_engine.store.model import CORE_RELATIONS, Card, Note
+from vault_engine.store.namespaces import may_name
 from vault_engine.store.proposals import Proposal
 from vault_engine.store.relations import FAMILIES, GENERIC, classify
 from vault_engine.store.vault import Transaction, VaultIndex
@@ -206,8 +207,19 @@ def _route(r: PhaseResult, index: VaultIndex, owners: Authorship,
            similar: list[tuple[Card, Card, float]], mentions: list[tuple[Card, Note, str]],
            causes: list[tuple[Card, Card, str]]) -> tuple[list[Any], list[Any], list[Any]]:
     """Keep the links alaya may write (on notes it owns); the rest become proposals. A
-    SIMILAR_TO is symmetric: stored on whichever end alaya owns."""
+    SIMILAR_TO is symmetric: stored on whichever end alaya owns. A link is made only where
+    every reader of the note holding it may read the note it names (`may_name`): a shared
+    card never links an agent's private one — a SIMILAR_TO goes on the private end, the rest
+    are left out."""
     mine = lambda n: not owners.is_persons(n.path)  # noqa: E731
+
+    def nameable(holder: Note, target: Note) -> bool:
+        return may_name(holder.namespace, target.namespace)
+
+    similar = [(a, b, s) if nameable(a, b) else (b, a, s) for a, b, s in similar
+               if nameable(a, b) or nameable(b, a)]
+    mentions = [m for m in mentions if nameable(m[0], m[1])]
+    causes = [c for c in causes if nameable(c[0], c[1])]
 
     def propose(holder: Note, rel: str, target: Note, weight: float, reason: str) -> None:
         item = {"type": rel, "target": link_to(target, index.resolver), "weight": weight,
@@ -218,7 +230,7 @@ def _route(r: PhaseResult, index: VaultIndex, owners: Authorship,
 
     keep_similar = []
     for a, b, sim in similar:
-        if mine(a) or mine(b):
+        if mine(a) or (mine(b) and nameable(b, a)):
             keep_similar.append((a, b, sim) if mine(a) else (b, a, sim))
         else:
             propose(a, "SIMILAR_TO", b, round(sim, 2), "introspect: most of their words are shared")

@@ -12,6 +12,7 @@ from typing import Any
 from vault_engine.store.authorship import Authorship
 from vault_engine.store.frontmatter import NoteText, flow_claims
 from vault_engine.store.proposals import Proposal
+from vault_engine.store.reports import report_head
 from vault_engine.store.vault import Transaction, Vault, VaultIndex
 from vault_engine.telemetry import NoteStats
 
@@ -62,17 +63,20 @@ def _section_body(current: PhaseResult, index: VaultIndex | None = None) -> str:
     from vault_engine.store.namespaces import public_lines
 
     section: list[str] = []
-    if current.numbers:
+    # the counts are the whole vault's: in a vault with private notes they would tell every
+    # reader how much of it is someone else's — only the public lines are listed then
+    private = index is not None and any((n.namespace or "shared") != "shared"
+                                        for n in (*index.notes, *index.hidden))
+    if current.numbers and not private:
         section += [f"- {k.replace('_', ' ')}: {v}" for k, v in current.numbers.items()]
         section.append("")
     lines = current.lines + [p.line() for p in current.proposals]
-    dropped = 0
     if index is not None:
-        lines, dropped = public_lines(lines, index)
+        lines, _dropped = public_lines(lines, index)
     section += lines
-    if dropped:
-        section += ["", f"({dropped} line(s) about notes in private namespaces are not listed "
-                        "here: this report is read by every agent)"]
+    if private:
+        section += ["", "(only what concerns shared notes is listed here: every agent reads "
+                        "this report; `alaya introspect` shows the owner everything)"]
     return "\n".join(section).rstrip("\n")
 
 
@@ -137,12 +141,13 @@ def commit_phase(ctx: Context, result: PhaseResult, results: Sequence[PhaseResul
     result.commit = tx.sha
 
 
-def report_text(ctx: Context, rel: str, title: str, intro: str) -> str:
-    """A report note's current text, or a new one with its frontmatter, heading and intro
-    (the managed block is added by whoever fills it)."""
+def report_text(ctx: Context, rel: str, title: str, intro: str,
+                namespace: str | None = None) -> str:
+    """A report note's current text, or a new one with its frontmatter (and `namespace`
+    for a namespace's own report, store/reports.py), heading and intro (the managed block is
+    added by whoever fills it)."""
     path = ctx.vault.root / rel
     if path.exists():
         return path.read_text(encoding="utf-8")
     slug = rel.rsplit("/", 1)[-1].removesuffix(".md")
-    return (f"---\nid: report-{slug}\ntitle: {title}\ntype: report\n---\n# {title}\n\n"
-            f"{intro}\n\n")
+    return report_head(slug, title, namespace, intro)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from vault_engine.care.detection import LIVE, SIMILAR, _content, _jaccard, differs, values
 from vault_engine.store.model import Card, Claim, Entity, Note, Session
+from vault_engine.store.namespaces import may_name
 from vault_engine.text.overlap import overlap
 
 CONFIRM_OVERLAP, CONFIRM_SHARED = 0.6, 3
@@ -82,6 +83,8 @@ def observations(notes: Iterable[Note], now: dt.datetime) -> list[Observation]:
             cited = _cited(claim)
             for s in sessions:
                 assert s.started is not None
+                if not may_name(note.namespace, s.namespace):
+                    continue  # a card is judged only by sessions all its readers may read
                 if s.started <= since or {x.casefold() for x in (s.id, s.stem) if x} & cited:
                     continue
                 for anchor, sentence, theirs in split[s.path]:

@@ -21,7 +21,7 @@ from vault_engine.store.frontmatter import FlowMap, NoteText, format_datetime
 from vault_engine.store.ids import new_id, safe_filename
 from vault_engine.store.links import format_link, link_target_for, normalize_name
 from vault_engine.store.model import Card, Entity, Note, Session
-from vault_engine.store.namespaces import SHARED, Caller, agent_of
+from vault_engine.store.namespaces import SHARED, Caller, agent_of, home_folder
 from vault_engine.store.proposals import Proposal
 from vault_engine.store.vault import Transaction, Vault, VaultIndex
 from vault_engine.text.tokens import tokenize
@@ -161,7 +161,7 @@ def _entity_file(index: VaultIndex, name: str, etype: str, aliases: Sequence[str
 
     ent_id = new_id("entity", index.ids() | taken)
     taken.add(ent_id)
-    rel = f"entities/{safe_filename(name)}.md"
+    rel = f"{home_folder('entities', namespace)}/{safe_filename(name)}.md"
     values: dict[str, Any] = {"id": ent_id, "title": name, "type": etype,
                               "aliases": list(aliases) or None, "lane": lane,
                               "namespace": namespace, "created": now_utc(),

@@ -21,12 +21,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from vault_engine.errors import AlayaError
 from vault_engine.store.blocks import read_block, replace_block
 from vault_engine.store.frontmatter import NoteText, new_note_text
 from vault_engine.store.ids import new_id, safe_filename
 from vault_engine.store.links import format_link, link_target_for
 from vault_engine.store.model import CARD_TYPES, Card, Note
-from vault_engine.store.namespaces import Caller
+from vault_engine.store.namespaces import Caller, agent_of, persona_path
 from vault_engine.store.vault import Vault, VaultIndex
 
 from .apply import Applied, now_utc
@@ -123,9 +124,61 @@ def refresh_persona_and_scenes(vault: Vault, outcomes: Sequence[Any], *, commit:
                         tx.write(persona_path, new_text, vault.current_checksum(persona_path))
                         summary.append("persona: regenerated")
                     state["since_persona"] = 0
+            for agent in _agents_with_news(vault, outcomes, force_persona):
+                summary += _agent_persona(vault, tx, agent)
             tx.message = "scenes: " + "; ".join(summary) if summary else "scenes"
     _save_state(vault, state)
     return tx.sha
+
+
+def _agents_with_news(vault: Vault, outcomes: Sequence[Any], force: bool) -> list[str]:
+    """The agents whose own namespaces got new memories (all with cards, when forced)."""
+    index = vault.as_caller(Caller.owner()).load()
+    by_path = {n.path: n for n in index.notes}
+    names: set[str] = set()
+    for o in outcomes:
+        for rel in (o.applied.card_paths if o.applied else ()):
+            note = by_path.get(rel)
+            if note is not None and agent_of(note.namespace or "shared"):
+                names.add(str(agent_of(note.namespace)))
+    if force:
+        names |= {str(agent_of(n.namespace)) for n in index.notes
+                  if isinstance(n, Card) and n.type in PERSONA_TYPES
+                  and agent_of(n.namespace or "shared")}
+    return sorted(names)
+
+
+def _agent_persona(vault: Vault, tx: Any, agent: str) -> list[str]:
+    """`@<agent>/persona.md`: what the agent's own user said about themselves, with what is
+    shared — built from that agent's view, guarded by its namespace."""
+    try:
+        reader = Caller.of_agent(agent)
+    except AlayaError:
+        return []  # a namespace that is no agent's name (the owner's own)
+    view = vault.as_caller(reader).load()
+    if not any(isinstance(n, Card) and n.type in PERSONA_TYPES + ("event", "fact")
+               and n.namespace != "shared" for n in view.notes):
+        return []  # nothing of its own beyond persona.md
+    rel = persona_path(agent)
+    full = vault.root / rel
+    if full.exists():
+        text = full.read_text(encoding="utf-8")
+        expected = vault.current_checksum(rel)
+    else:
+        text = new_note_text({"id": f"persona-{agent}", "title": f"Persona ({agent})",
+                              "type": "persona", "namespace": agent},
+                             f"# What {agent} knows about its user\n\n"
+                             "<!-- alaya:persona:start -->\n<!-- alaya:persona:end -->\n\n"
+                             "Write corrections below; alaya never rewrites this part.\n")
+        expected = None
+    new_text = replace_block(text, "persona", persona_block(view), path=rel)
+    if new_text == text:
+        return []
+    if expected is None:
+        tx.create(rel, new_text)
+    else:
+        tx.write(rel, new_text, expected)
+    return [f"persona of {agent}: regenerated"]
 
 
 def _scene_tags(cards: Sequence[Card]) -> set[str]:
