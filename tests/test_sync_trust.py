@@ -391,3 +391,81 @@ def test_import_never_copies_what_the_folder_keeps_to_itself_nor_fills_another_n
     assert "namespace: shared" in note and "imported_namespace: alice-main" in note
     assert out["renamespaced"] == ["cards/imported/Note.md: alice-main"]
     assert "namespace: shared" in (dest / "Shared.md").read_text()
+
+
+def test_a_remote_alaya_toml_nested_or_too_deep_is_refused(machines: tuple[Path, Path]) -> None:
+    a, b = machines
+    (b / "cards" / "team").mkdir()
+    (b / "cards" / "team" / "alaya.toml").write_text('[embedding]\nbase_url = "http://x:1"\n')
+    push_from_b(b, "a vault inside the vault")
+    res = invoke("--vault", str(a), "sync", "--no-compile")
+    assert res.exit_code == 1 and "cards/team/alaya.toml" in res.output
+    sh(*GIT, "rm", "-q", "cards/team/alaya.toml", cwd=b)
+    (b / "alaya.toml").write_text((b / "alaya.toml").read_text() + "\n[x]\ny = "
+                                  + "{a = " * 3000 + "1" + "}" * 3000 + "\n")
+    push_from_b(b, "a setting nested 3000 deep")
+    res = invoke("--vault", str(a), "sync", "--no-compile")
+    assert res.exit_code == 1 and "no longer parses" in res.output, res.output
+    # and a vault whose own alaya.toml nests that deep is one clear line, not a crash
+    (a / "alaya.toml").write_text("[x]\ny = " + "[" * 3000 + "]" * 3000 + "\n")
+    proc = subprocess.run([str(ALAYA), "--vault", str(a), "status"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "nested too deep" in proc.stdout + proc.stderr
+
+
+def test_import_skips_sockets_fifos_and_vault_markers(vault_path: Path, tmp_path: Path) -> None:
+    import socket
+
+    src = tmp_path / "folder"
+    src.mkdir()
+    (src / "Ok.md").write_text("---\ntitle: Ok\n---\nfine\n")
+    (src / "alaya.toml").write_text('[llm]\nbase_url = "http://attacker:1"\n')
+    os.mkfifo(src / "pipe.md")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(src / "sock.md"))
+    try:
+        res = subprocess.run([str(ALAYA), "--vault", str(vault_path), "import", str(src),
+                              "--json"], capture_output=True, text=True, timeout=120)
+    finally:
+        sock.close()
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["imported"] == ["cards/imported/Ok.md"]
+    assert not (vault_path / "cards" / "imported" / "alaya.toml").exists()
+    assert any("pipe.md: not a regular file" in s for s in out["skipped"])
+
+
+def test_a_vault_found_by_walking_up_is_used_only_when_it_is_yours(
+        vault_path: Path, tmp_path: Path) -> None:
+    from cli.locate import find_vault
+
+    planted = tmp_path / "shared-folder"
+    (planted / "work").mkdir(parents=True)
+    (planted / "alaya.toml").write_text("")
+    assert find_vault(str(planted / "work")) == str(planted)  # ours: used
+    if os.getuid() != 0:
+        return  # only root can give the folder to another user here; the rest held above
+    os.chown(planted, 65534, 65534)
+    os.chown(planted / "alaya.toml", 65534, 65534)
+    assert find_vault(str(planted / "work")) != str(planted)
+
+
+def test_git_locks_left_by_a_commit_killed_midway_do_not_block_later_commits(
+        vault_path: Path) -> None:
+    """A command killed inside its commit (in `git update-ref`) leaves its journal and git's
+    lock files; the next write clears the locks that commit made and commits the files."""
+    from vault_engine.store.journal import Journal
+
+    (vault_path / "cards" / "half.md").write_text("---\nid: card-half\ntitle: Half\n---\n")
+    journal = Journal(vault_path / ".alaya", "new: a card killed at its commit")
+    journal.add("cards/half.md")  # the journal's file stays: the process "died" here
+    time.sleep(0.05)
+    for lock in (".git/index.lock", ".git/HEAD.lock", ".git/refs/heads/main.lock"):
+        (vault_path / lock).write_text("")
+    res = invoke("--vault", str(vault_path), "new", "--title", "After the crash", "--type", "fact")
+    assert res.exit_code == 0, res.output
+    log = sh("git", "log", "--format=%s", cwd=vault_path)
+    assert "new: a card killed at its commit" in log and "After the crash" in log
+    assert not (vault_path / ".git" / "index.lock").exists()
+    assert not sh("git", "status", "--porcelain", "--", "cards/half.md", cwd=vault_path)

@@ -229,6 +229,10 @@ def _parse_toml(text: str) -> dict[str, Any]:
 
     try:
         return tomllib.loads(text)
+    except RecursionError:  # tables nested thousands deep: no setting is that deep
+        raise ConfigError("invalid TOML: values nested too deep to read", path=CONFIG_FILE,
+                          fix="remove the deeply nested table or array (alaya's settings are "
+                              "one level: [section] key = value)") from None
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         line = None

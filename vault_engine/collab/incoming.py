@@ -9,7 +9,9 @@ branch: what would land here, not every commit on the way) and refuses, before m
   journal) whatever `.gitignore` says, and any path this vault's own ignore rules exclude
   that this vault does not already track — derived, per machine, never taken from outside;
 - **symlinks and submodules**: a link committed as a note could point anywhere on this
-  machine (and alaya never follows one), a submodule is another repository to trust;
+  machine (and alaya never follows one), a submodule is another repository to trust; and an
+  `alaya.toml` below the vault's root, which would make alaya run from that folder take it
+  for a vault of its own;
 - **settings that decide where text goes or who reads it** (`GUARDED` below): a remote that
   points `[embedding] base_url` at its own server would receive every card, and this
   machine's API key with it. These are refused unless the user accepts them after reading
@@ -100,7 +102,7 @@ def _toml_at(root: Path, rev: str) -> dict[str, Any]:
     raw = run_git(root, "show", f"{rev}:{CONFIG_FILE}", check=False)
     try:
         data = tomllib.loads(raw.decode("utf-8", "replace"))
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return {"\x00unreadable": True}
     return data if isinstance(data, dict) else {}
 
@@ -142,6 +144,9 @@ def vet(root: Path, upstream: str, *, accept_config: bool = False) -> list[Refus
             why = "a symbolic link (it could point anywhere on this machine)"
         elif mode == GITLINK:
             why = "a submodule (another repository)"
+        elif path.rsplit("/", 1)[-1] == CONFIG_FILE and path != CONFIG_FILE:
+            why = (f"another vault's {CONFIG_FILE}: alaya run from that folder would take it "
+                   "for its vault")
         elif path in ignored and path not in tracked:
             why = "ignored by this vault's .gitignore: machine-local, never taken from a remote"
         if why:

@@ -71,6 +71,13 @@ def _walk(source: Path, report: ImportReport) -> list[tuple[str, Path]]:
             if full.is_symlink():
                 report.skipped.append(f"{rel}: symlink")
                 continue
+            if not full.is_file():  # a socket, a FIFO, a device: never opened
+                report.skipped.append(f"{rel}: not a regular file")
+                continue
+            if name == "alaya.toml":  # a vault's marker: alaya would take the folder for one
+                report.skipped.append(f"{rel}: a vault's alaya.toml (never copied: alaya run "
+                                      "there would take the folder for a vault)")
+                continue
             found.append((rel, full))
     return found
 

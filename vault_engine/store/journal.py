@@ -90,6 +90,24 @@ def interrupted(state_dir: Path) -> list[Interrupted]:
     return out
 
 
+def _clear_git_locks(vault: Vault, item: Interrupted) -> None:
+    """git's lock files (`index.lock`, `HEAD.lock`, a branch's `.lock`) the dead command's
+    commit left: made after its last journaled write, so by that commit — a kill inside
+    `git update-ref` would otherwise block every later commit. Older ones are not alaya's."""
+    from .history import is_repo
+
+    if not is_repo(vault.root):
+        return
+    from .repo_recovery import stale_locks
+
+    try:
+        since = item.file.stat().st_mtime
+    except OSError:
+        return
+    for lock in stale_locks(vault.root, since)[0]:
+        lock.unlink(missing_ok=True)
+
+
 def recover(vault: Vault) -> list[str]:
     """Commit what interrupted commands wrote (caller holds the vault lock). Returns the
     commits made."""
@@ -97,6 +115,7 @@ def recover(vault: Vault) -> list[str]:
 
     shas = []
     for item in interrupted(vault.state_dir):
+        _clear_git_locks(vault, item)
         if item.paths and vault.config.get("git", "commit"):
             head = (item.message or "alaya").split("\n", 1)[0]
             sha = history.commit_paths(vault.root, item.paths,

@@ -172,10 +172,13 @@ def _walk_rel(root: Path, links: list[str] | None = None) -> Iterator[str]:
         for name in sorted(filenames):
             if name.startswith(".") or TMP_MARKER in name:
                 continue
-            if os.path.islink(os.path.join(dirpath, name)):
+            full = os.path.join(dirpath, name)
+            if os.path.islink(full):
                 if links is not None:
                     links.append(prefix + name)
                 continue
+            if name.endswith(".md") and not os.path.isfile(full):
+                continue  # a FIFO or a socket named like a note: opening it could block
             yield prefix + name
 
 
