@@ -183,8 +183,9 @@ def status(obj: Any, as_json: bool) -> None:
     context = f", +{v['context_vectors']:,} turns in context" if v.get("context_vectors") else ""
     echo(f"  Units: {v['units']:,} ({v['embedder']['id']}{context})")
     for tier in ("HOT", "WARM", "COLD"):
-        size = v["bytes"].get(tier, 0) / 1e6
-        extra = f" ({size:.1f} MB)" if tier != "COLD" else " (no vectors)"
+        size = v["bytes"].get(tier)  # None: an agent is not told the whole vault's sizes
+        extra = (" (no vectors)" if tier == "COLD" else
+                 f" ({size / 1e6:.1f} MB)" if size is not None else "")
         echo(f"  {tier}: {v['tiers'].get(tier, 0):,} notes{extra}")
     echo("\nTemperature Distribution")
     total = max(1, sum(b["count"] for b in data["temperature"]))

@@ -41,7 +41,7 @@ from .lexical import write_lexical_shards, write_note_documents
 from .options import CompileOptions, CompileStats, Timer
 from .publish import publish
 from .recall_index import write_recall_arrays
-from .records import NoteRecord
+from .records import NoteRecord, distinct_keys
 from .scan import first_seen_times, scan
 from .stamps import folder_stamps, note_stamps, refresh_stamps, write_stamps
 from .state import CompileState, signature, units_reusable
@@ -93,7 +93,7 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     folders, scan_start = folder_stamps(vault)  # before any note is stated (compilers/stamps.py)
     entries = scan(vault, cstate.entries, stats, full=options.full)
     cstate.entries = entries
-    records = sorted((e[2] for e in entries.values()), key=lambda r: r.path)
+    records = distinct_keys(sorted((e[2] for e in entries.values()), key=lambda r: r.path))
     stats.notes = len(records)
     timer.lap("scan")
 

@@ -278,3 +278,16 @@ def _masked(claim: dict[str, Any]) -> dict[str, Any]:
     if isinstance(text, str) and has_secret(text):
         claim = {**claim, "text": redact(text)}
     return claim
+
+
+def distinct_keys(records: list[NoteRecord]) -> list[NoteRecord]:
+    """Records whose note id another note also uses, keyed by their path instead: two notes
+    never become one node — one namespace's session and another's of the same id would
+    otherwise share their units, edges and digest page (a reader of one would be shown the
+    other's turns). lint and doctor report the duplicate id itself."""
+    import dataclasses
+    from collections import Counter
+
+    seen = Counter(r.key for r in records)
+    return [dataclasses.replace(r, key=f"path:{r.path}") if seen[r.key] > 1 else r
+            for r in records]

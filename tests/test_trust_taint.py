@@ -198,3 +198,20 @@ def test_an_agents_context_starts_with_what_its_own_user_said(vault: Path, tmp_p
     persona = vault / "@alice" / "persona.md"
     assert "namespace: alice" in persona.read_text()
     assert alaya(vault, "show", "@alice/persona.md", agent="bob").exit_code == 1
+
+
+def test_two_sessions_of_one_id_in_two_namespaces_never_share_a_node(
+        vault: Path, tmp_path: Path) -> None:
+    """bob's session of the id alice's session has is his own note; recall never shows bob
+    a turn of hers as the context of his (the compile keys the two apart)."""
+    src = tmp_path / "a.json"
+    src.write_text(json.dumps({"id": "sess-dup", "timestamp": 1775000000000, "turns": [
+        {"role": "user", "content": "quetzal vendor call moved to Monday, alice's secret"}]}))
+    ok(alaya(vault, "ingest", str(src), agent="alice"))
+    mine = tmp_path / "b.json"
+    mine.write_text(json.dumps({"id": "sess-dup", "timestamp": 1775000000000, "turns": [
+        {"role": "user", "content": "what did the vendor say about the call?"}]}))
+    ok(alaya(vault, "ingest", str(mine), agent="bob"))
+    ok(alaya(vault, "compile"))
+    out = ok(alaya(vault, "recall", "vendor call", "--json", agent="bob")).output
+    assert MARK not in out.lower() and "alice's secret" not in out

@@ -88,7 +88,9 @@ def phase_entities(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
 
     r = PhaseResult("entities")
     index = ctx.vault.load_all()
-    plan = plan_pages(ctx.vault, index, owners=ctx.owners(index))
+    caller = ctx.vault.caller  # an agent's run keeps to the pages it may read and write
+    plan = plan_pages(ctx.vault, index, owners=ctx.owners(index),
+                      namespaces=None if caller.is_owner else ["shared", *caller.own])
     r.numbers.update(pages_written=len(plan.pages), pages_new=sum(p.created for p in plan.pages),
                      facts=sum(p.facts for p in plan.pages))
     r.lines = [f"- [[{p.rel.rsplit('/', 1)[-1][:-3]}]]: {'new, ' if p.created else ''}"
