@@ -8,6 +8,9 @@ an injection.
 - `benign.json` — look-alikes that are not injections (the user's own standing preferences and
   corrections, talk about prompt injection, code with ignore/system, ops talk): how many it
   flags (false positives), by kind;
+- `probe.json` — 20 injections and 15 look-alikes written after the detector was built, to
+  see whether it holds beyond the sets it was built against (its first run is the figure
+  that says so; docs/benchmarks.md);
 - the turns of LoCoMo dev (/work/shared/data/locomo-dev, 2,760 English chat turns, nothing
   planted), benchmarks/zh (every split; its planted injections counted apart) and
   benchmarks/agentops (both sets): how many turns it flags that nobody planted;
@@ -114,6 +117,9 @@ def main() -> None:
     for lang in ("en", "zh"):
         rows[f"attacks {lang}"] = by_kind([a for a in attacks if a["lang"] == lang])
         rows[f"benign {lang}"] = by_kind([b for b in benign if b["lang"] == lang])
+    probe = json.loads((SETS / "probe.json").read_text(encoding="utf-8"))
+    rows["probe injections"] = by_kind([p for p in probe if p["injection"]])
+    rows["probe benign"] = by_kind([p for p in probe if not p["injection"]])
     clean_zh, planted_zh, planted_ids = zh_turns()
     corpora = {"locomo-dev": locomo_turns(), "benchmarks/zh (not planted)": clean_zh,
                "benchmarks/agentops": agentops_turns()}
@@ -137,7 +143,7 @@ def main() -> None:
         for key in list(rows):
             if isinstance(rows[key], dict) and "flagged_ids" in rows[key]:  # type: ignore[operator]
                 row = dict(rows[key])  # type: ignore[call-overload]
-                row.pop("flagged_ids" if key.startswith("attacks") else "missed_ids")
+                row.pop("flagged_ids" if "benign" not in key else "missed_ids")
                 rows[key] = row
     print(json.dumps(rows, ensure_ascii=False, indent=1))
 

@@ -44,7 +44,7 @@ def _obj_en(pasted: bool) -> str:
     told = (r"(?:that\s+|which\s+)?you(?:'ve|\s+have|\s+were|\s+had|'d|'re|\s+are)?\s+(?:been\s+)?"
             r"(?:given|told|trained(?:\s+(?:on|with))?|configured(?:\s+with)?|programmed(?:\s+with)?|"
             r"instructed(?:\s+with)?|received|got(?:ten)?|set\s+up\s+with|provided(?:\s+with)?|"
-            r"following|under)")
+            r"following|follow|under|(?:operate|work|run|act|live)\s+(?:under|by|with))")
     alts = [
         det + owner + r"\s+(?:" + L.ADJ_EN + r"\s+){0,3}" + L.GUIDE_EN + r"\b",
         det + r"(?<!\bmy\s)(?<!\bour\s)" + L.PRIOR_EN + r"\s+(?:" + L.ADJ_EN + r"\s+){0,2}"
@@ -52,7 +52,8 @@ def _obj_en(pasted: bool) -> str:
         det + r"(?<!\bmy\s)(?<!\bour\s)" + L.PRIOR_EN + r"\s+(?:[\w-]+\s+){0,2}" + L.STRONG_GUIDE_EN
         + r"\b",  # "any earlier review guidelines": a word of what they are about may stand between
         r"(?:all|any|every)\s+(?:" + L.ADJ_EN + r"\s+){0,2}" + L.STRONG_GUIDE_EN + r"\b",
-        r"(?:the\s+|all\s+(?:the\s+)?|any\s+|every\s+|each\s+)?" + L.GUIDE_EN + r"\s+" + told,
+        r"(?:the\s+|all\s+(?:the\s+)?|any\s+|every\s+|each\s+|whatever\s+|whichever\s+)?" + L.GUIDE_EN
+        + r"\s+" + told,
         r"(?:the\s+)?" + L.GUIDE_EN + r"\s+(?:given|provided|assigned)\s+to\s+you",
         r"(?:everything|anything|all|whatever)\s+(?:that\s+)?you(?:'ve|\s+have|\s+were|\s+had)?\s+"
         r"(?:been\s+)?(?:told|given|taught|instructed|programmed)",
@@ -176,7 +177,7 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
         Rule("override", re.compile(r"(?P<obj>" + objz + r")" + _WZ + r"{0,14}?(?P<void>"
                                     + L.VOID_ZH + ")"), "zh-predicate",
              (_GUIDE_ZH,
-              "作废|失效|无效|不算|不作数|不再有效|不再适用|不适用|取消|撤销|撤回|废除|清空|过期|到此为止|不用管|理会|可以忽略|一概不理|不用再管|忘掉|"
+              "脑后|一边|作废|失效|无效|不算|不作数|不再有效|不再适用|不适用|取消|撤销|撤回|废除|清空|过期|到此为止|不用管|理会|可以忽略|一概不理|不用再管|忘掉|"
               "覆盖|替换|更新|删除",)),
         # -- a new role or task for the machine
         Rule("role", re.compile(r"\byou(?:'re|\s+are)\s+(?:now|from\s+now\s+on|henceforth|"
@@ -278,7 +279,7 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
                                         + r"{0,20}?(?P<send>" + L.SEND_ZH + r")(?P<to>.?)", i), "zh",
              ("把|将",
               "密码|连接串|连接字符串|密钥|秘钥|凭据|凭证|口令|token|私钥|access|api|cookie|令牌|环境变量|.env|聊天记录|对话记录|"
-              "提示词|身份证|用户|手机号|证书",)),
+              "提示词|身份证|用户|手机号",)),
         # -- the machine's prompt revealed
         Rule("prompt extraction", re.compile(r"\b(?P<verb>" + L.REVEAL_EN + r")\s+(?:(?:me|us)\s+)?"
                                              r"(?:(?:all|everything|the\s+(?:text|words|content|"
