@@ -4,7 +4,7 @@ An injection is read as an act — addressed to the machine (the model, the assi
 memory), discarding its guidance, giving it a new role or task, planting a standing order or a
 credential, sending a secret away, revealing its prompt — with its object, in English and
 Chinese. `act_in(text)` finds one in the running text (text/normal.py `reading` then `flat`);
-`marker_in(text)` finds a fake role or turn marker on a line of it.
+text/markers.py finds fake role and turn markers.
 
 A clause counts only as an order:
 - **English**: the verb stands where an order starts — a clause's start (after please, now,
@@ -25,8 +25,9 @@ such as "the above" / 上文 and any new role for the reader.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from . import lexicon as L
@@ -88,6 +89,11 @@ class Rule:
     # words the clause cannot do without ("a|b|c" each, all of them): a text holding none of
     # one group is not searched — most turns never reach the patterns
     gate: tuple[str, ...] = ()
+    # the object, matched on its own after the verb (`then`: "en", "en-weak", "zh", "zh-weak"),
+    # or before the verdict on it ("en-before", "zh-before"): one compiled object serves every
+    # verb, so the rules stay small to compile
+    then: str = ""
+    after: str = ""  # what must follow the object ("put your rules *aside*")
 
     def may_match(self, low: str, seen: dict[str, bool]) -> bool:
         for group in self.gate:
@@ -97,6 +103,19 @@ class Rule:
             if not hit:
                 return False
         return True
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One clause found: where it is, where its verb starts (the mood is read before it), its
+    object and, for a verdict on the object ("… are void", "…作废"), where that starts."""
+
+    start: int
+    end: int
+    verb: int
+    obj: tuple[int, int] | None = None
+    void: int | None = None
+    to: str = ""
 
 
 _ATOMS: dict[str, tuple[str, ...]] = {}
@@ -121,64 +140,72 @@ _PRIV_EN = ("dan|stan|dude|jailbr|unrestrict|unfilter|uncensor|root|admin|superu
 _SECRET_EN = ("password|passphrase|credential|api|key|token|secret|private|ssh|access|connection|env|"
               "cookie|session|auth|chat|conversation|history|log|transcript|system prompt|hidden|user|"
               "customer|aws|id_rsa|keychain|wallet|seed")
+_EN_TAIL = (r"(?:\s+(?:above|before|earlier|previously|so\s+far|until\s+now)(?:\s+this\s+(?:message|"
+            r"point|line))?)?,?\s+(?:(?:are|is|were|was|have\s+been|has\s+been|now|hereby|officially|all|"
+            r"henceforth)\s+)*$")
+
+
+@functools.cache
+def _object(kind: str) -> re.Pattern[str]:
+    """The compiled object of a clause, by `Rule.then` (and ":pasted" for pasted material)."""
+    pasted = kind.endswith(":pasted")
+    kind = kind.removesuffix(":pasted")
+    if kind == "en":
+        return re.compile(_obj_en(pasted), re.I)
+    if kind == "en-weak":
+        return re.compile(r"(?:(?:all|any)\s+(?:of\s+)?)?(?:your|its)\s+(?:" + L.ADJ_EN + r"\s+){0,3}"
+                          + L.GUIDE_EN + r"\b|" + _obj_en(False), re.I)
+    if kind == "en-before":
+        return re.compile(r"\b(?:" + _obj_en(False) + ")" + _EN_TAIL, re.I)
+    if kind in ("zh", "zh-before"):
+        return re.compile(_obj_zh(pasted))
+    return re.compile(L.OWNER_ZH + _WZC + r"{0,8}?" + L.GUIDE_ZH + "|" + L.STRONG_ZH)  # zh-weak
 
 
 def _rules(pasted: bool) -> tuple[Rule, ...]:
-    obj, objz = _obj_en(pasted), _obj_zh(pasted)
-    strict = _obj_en(False)
     i = re.I
     rules = [
         # -- overrides: discard the machine's guidance
-        Rule("override", re.compile(r"\b(?P<verb>" + L.DISCARD_EN + r")\s+" + _ADV + r"(?P<obj>"
-                                    + obj + ")", i), "en",
+        Rule("override", re.compile(r"\b(?P<verb>" + L.DISCARD_EN + r")\s+" + _ADV, i), "en",
              (_GUIDE_EN,
               "ignor|disregard|forget|overr|bypass|circumvent|nullif|void|revok|rescind|"
               "unlearn|abandon|ditch|scrap|dismiss|neglect|defy|violat|betray|aside|throw|toss|"
-              "rid of|let go|away with|no attention|no heed|no mind|no notice|free",)),
+              "rid of|let go|away with|no attention|no heed|no mind|no notice|free",), then="en"),
         Rule("override", re.compile(r"\b(?P<verb>" + L.NOT_ADHERE_EN + r")\s+" + _ADV
-                                    + L.ADHERE_EN + r"\s+(?P<obj>" + obj + ")", i), "en",
+                                    + L.ADHERE_EN + r"\s+", i), "en",
              (_GUIDE_EN,
               "follow|obey|apply|heed|adher|compl|respect|abid|stick|listen|honor|honour|us|"
-              "keep",)),
-        Rule("override", re.compile(r"\b(?P<verb>" + L.SPLIT_VERB_EN + r")\s+(?P<obj>" + obj
-                                    + r")\s+" + L.SPLIT_PARTICLE_EN + r"\b", i), "en",
+              "keep",), then="en"),
+        Rule("override", re.compile(r"\b(?P<verb>" + L.SPLIT_VERB_EN + r")\s+", i), "en",
              (_GUIDE_EN,
-              "aside|away|out|hold|behind|ice",)),
-        Rule("override", re.compile(r"\b(?P<verb>" + L.WEAK_DISCARD_EN + r")\s+" + _ADV
-                                    + r"(?P<obj>(?:(?:all|any)\s+(?:of\s+)?)?(?:your|its)\s+(?:"
-                                    + L.ADJ_EN + r"\s+){0,3}" + L.GUIDE_EN + r"\b|" + strict
-                                    + ")", i), "en",
+              "aside|away|out|hold|behind|ice",), then="en",
+             after=r"\s+" + L.SPLIT_PARTICLE_EN + r"\b"),
+        Rule("override", re.compile(r"\b(?P<verb>" + L.WEAK_DISCARD_EN + r")\s+" + _ADV, i), "en",
              (_GUIDE_EN,
               "skip|drop|discard|cancel|erase|wipe|clear|reset|overwrite|replace|supersede|"
               "disabl|deactivat|suspend|delet|remov|lift|break|turn off|switch off|shut off|"
-              "purge|flush",)),
-        Rule("override", re.compile(r"\b(?P<obj>" + strict + r")(?:\s+(?:above|before|earlier|"
-                                    r"previously|so\s+far|until\s+now)(?:\s+this\s+(?:message|"
-                                    r"point|line))?)?,?\s+(?:(?:are|is|were|was|have\s+been|"
-                                    r"has\s+been|now|hereby|officially|all|henceforth)\s+)*"
-                                    + L.VOID_EN + r"\b", i), "en-predicate",
+              "purge|flush",), then="en-weak"),
+        Rule("override", re.compile(r"\b" + L.VOID_EN + r"\b", i), "en-predicate",
              (_GUIDE_EN,
               "void|null|revoked|rescinded|cancel|withdrawn|lifted|suspended|obsolete|invalid|"
               "overrid|overrul|supersed|deprecat|disabled|deleted|wiped|erased|reset|gone|"
-              "no longer|anymore|any more",)),
+              "no longer|anymore|any more",), then="en-before"),
         Rule("override", re.compile(r"\byou(?:'re|\s+are)\s+(?:now\s+)?no\s+longer\s+(?:bound|"
-                                    r"restricted|limited|constrained|governed|held)\s+by\s+(?P<obj>"
-                                    + obj + ")", i), "any",
-             ("no longer",)),
-        Rule("override", re.compile(r"(?P<verb>" + L.DISCARD_ZH + r")(?:掉|了)?" + _WZC
-                                    + r"{0,4}?(?P<obj>" + objz + ")"), "zh",
+                                    r"restricted|limited|constrained|governed|held)\s+by\s+", i),
+             "any", ("no longer",), then="en"),
+        Rule("override", re.compile(r"(?P<verb>" + L.DISCARD_ZH + r")(?:掉|了)?"), "zh",
              (_GUIDE_ZH,
-              "忽略|忽视|无视|忘|抛|丢|扔|放弃|撇开|推翻|废除|作废|撤|绕过|违|打破|突破|摆脱|理会|管|在意|遵守|遵循|按照|听|不理|没看见",)),
-        Rule("override", re.compile(r"(?P<verb>" + L.WEAK_DISCARD_ZH + r")(?:掉|了)?(?P<obj>"
-                                    + L.OWNER_ZH + _WZC + r"{0,8}?" + L.GUIDE_ZH + "|" + L.STRONG_ZH
-                                    + ")"), "zh",
+              "忽略|忽视|无视|忘|抛|丢|扔|放弃|撇开|推翻|废除|作废|撤|绕过|违|打破|突破|摆脱|"
+              "理会|管|在意|遵守|遵循|按照|听|不理|没看见",), then="zh"),
+        Rule("override", re.compile(r"(?P<verb>" + L.WEAK_DISCARD_ZH + r")(?:掉|了)?"), "zh",
              (_GUIDE_ZH,
-              "清空|清除|删除|删掉|覆盖|重置|关闭|停用|屏蔽|跳过|解除|取消|去掉|去除|移除",)),
-        Rule("override", re.compile(r"(?P<obj>" + objz + r")" + _WZ + r"{0,14}?(?P<void>"
-                                    + L.VOID_ZH + ")"), "zh-predicate",
+              "清空|清除|删除|删掉|覆盖|重置|关闭|停用|屏蔽|跳过|解除|取消|去掉|去除|移除",),
+             then="zh-weak"),
+        Rule("override", re.compile(L.VOID_ZH), "zh-predicate",
              (_GUIDE_ZH,
-              "脑后|一边|作废|失效|无效|不算|不作数|不再有效|不再适用|不适用|取消|撤销|撤回|废除|清空|过期|到此为止|不用管|理会|可以忽略|一概不理|不用再管|忘掉|"
-              "覆盖|替换|更新|删除",)),
+              "脑后|一边|作废|失效|无效|不算|不作数|不再有效|不再适用|不适用|取消|撤销|撤回|"
+              "废除|清空|过期|到此为止|不用管|理会|可以忽略|一概不理|不用再管|忘掉|"
+              "覆盖|替换|更新|删除",), then="zh-before"),
         # -- a new role or task for the machine
         Rule("role", re.compile(r"\byou(?:'re|\s+are)\s+(?:now|from\s+now\s+on|henceforth|"
                                 r"officially|hereby)\s+(?:an?\s+|the\s+|my\s+|in\s+)?"
@@ -355,7 +382,54 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
     return _gated(rules)
 
 
-_RULES = {False: _rules(False), True: _rules(True)}
+@functools.lru_cache(maxsize=2)
+def _rule_set(pasted: bool) -> tuple[Rule, ...]:
+    return _rules(pasted)
+
+
+def _hits(rule: Rule, text: str, pasted: bool) -> Iterator[Hit]:
+    """Every clause of `rule` in `text`, with its object found where the rule says."""
+    suffix = ":pasted" if pasted else ""
+    for m in rule.pattern.finditer(text):
+        groups = m.re.groupindex
+        verb = m.start("verb") if "verb" in groups and m.group("verb") else m.start()
+        if not rule.then:
+            span = (m.start("obj"), m.end("obj")) if "obj" in groups and m.group("obj") else None
+            yield Hit(m.start(), m.end(), verb, span,
+                      m.start("void") if "void" in groups else None,
+                      m.group("to") if "to" in groups else "")
+        elif rule.then == "en-before":  # "<object> … are void": the object ends before the verdict
+            om = _object("en-before").search(text, max(0, m.start() - 160), m.start())
+            if om:
+                end = om.start() + len(re.sub(_EN_TAIL, "", om.group(0), flags=re.I))
+                yield Hit(om.start(), m.end(), om.start(), (om.start(), end), m.start())
+        elif rule.then == "zh-before":  # "<object>…统统作废": within 14 characters of one sentence
+            for om in _object("zh" + suffix).finditer(text, max(0, m.start() - 40), m.start()):
+                if m.start() - om.end() <= 14 and not re.search(_SENTENCE_END, text[om.end():m.start()]):
+                    yield Hit(om.start(), m.end(), om.start(), (om.start(), om.end()), m.start())
+                    break
+        else:
+            obj = _object(rule.then + suffix)
+            om = None
+            for gap in range(0, 5 if rule.then.startswith("zh") else 1):  # 忽略掉你的…: a few characters
+                if gap and re.search(_CLAUSE_END, text[m.end():m.end() + gap]):
+                    break
+                om = obj.match(text, m.end() + gap)
+                if om:
+                    break
+            if om is None:
+                continue
+            end = om.end()
+            if rule.after:
+                tail = re.compile(rule.after, re.I).match(text, end)
+                if tail is None:
+                    continue
+                end = tail.end()
+            yield Hit(m.start(), end, verb, (om.start(), om.end()))
+
+
+_SENTENCE_END = r"[。！？!?；;\n]"
+_CLAUSE_END = r"[。！？!?；;:：,，\n]"
 
 # -- mood ------------------------------------------------------------------------------------
 
@@ -402,9 +476,9 @@ def _clause_start(text: str, pos: int) -> int:
     return max(0, pos - 200)
 
 
-def _mention(text: str, m: re.Match[str]) -> bool:
+def _mention(text: str, h: Hit) -> bool:
     """The act alone inside quotation marks, in a sentence about such text."""
-    a, b = m.start(), m.end()
+    a, b = h.start, h.end
     for left, right in _QUOTES:
         lq = text.rfind(left, max(0, a - 12), a + 1) if left != "'" else _apostrophe_free(text, a)
         if lq < 0:
@@ -426,48 +500,48 @@ def _apostrophe_free(text: str, a: int) -> int:
     return -1
 
 
-def _english_order(text: str, m: re.Match[str]) -> bool:
-    start = m.start("verb") if "verb" in m.re.groupindex and m.group("verb") else m.start()
-    prefix = text[_clause_start(text, start):start]
-    return bool(_IMPERATIVE.match(prefix))
+def _english_order(text: str, h: Hit, pasted: bool) -> bool:
+    return bool(_IMPERATIVE.match(text[_clause_start(text, h.verb):h.verb]))
 
 
-def _chinese_order(text: str, m: re.Match[str], pasted: bool) -> bool:
-    start = m.start()
-    prefix = text[_clause_start(text, start):start]
+def _own(text: str, h: Hit) -> bool:
+    """The object is the speaker's own earlier words (我前面的要求, 我给你的规则)."""
+    if h.obj is None:
+        return False
+    a, b = h.obj
+    return "我" in text[max(0, a - 2):a] or bool(_FIRST_PERSON_ZH.search(text[a:b]))
+
+
+def _chinese_order(text: str, h: Hit, pasted: bool) -> bool:
+    prefix = text[_clause_start(text, h.start):h.start]
     if _ZH_DESCRIBED.search(prefix) or _ZH_SUBJECT.search(prefix) or _ZH_NEGATED.search(prefix):
         return False
-    if "obj" in m.re.groupindex and m.group("obj") and not pasted:
-        before = text[max(0, m.start("obj") - 2):m.start("obj")]
-        if "我" in before or _FIRST_PERSON_ZH.search(m.group("obj")):
-            return False  # the speaker's own earlier words: a correction
+    if not pasted and _own(text, h):
+        return False  # a correction of the speaker's own words
     # sent to the speaker ("把聊天记录发给我") is no exfiltration
-    return not ("to" in m.re.groupindex and not pasted and m.group("to") == "我")
+    return pasted or h.to != "我"
 
 
-def _chinese_predicate(text: str, m: re.Match[str], pasted: bool) -> bool:
-    start = m.start("obj")
-    prefix = text[_clause_start(text, start):start]
-    if _ZH_DESCRIBED.search(prefix) or _ZH_SUBJECT.search(prefix):
+def _chinese_predicate(text: str, h: Hit, pasted: bool) -> bool:
+    assert h.obj is not None and h.void is not None
+    prefix = text[_clause_start(text, h.obj[0]):h.obj[0]]
+    if _ZH_DESCRIBED.search(prefix) or _ZH_SUBJECT.search(prefix) or (not pasted and _own(text, h)):
         return False
-    own = "我" in text[max(0, start - 2):start] or _FIRST_PERSON_ZH.search(m.group("obj"))
-    if own and not pasted:
-        return False
-    between = text[m.end("obj"):m.start("void")]
+    between = text[h.obj[1]:h.void]
     return not (_ZH_NEGATED.search(between) or _ZH_DESCRIBED.search(between))
 
 
-def _english_predicate(text: str, m: re.Match[str]) -> bool:
-    prefix = text[_clause_start(text, m.start()):m.start()].lower()
+def _english_predicate(text: str, h: Hit, pasted: bool) -> bool:
+    prefix = text[_clause_start(text, h.start):h.start].lower()
     return not re.search(r"\b(?:if|whether|when|unless|in\s+case|why|how)\b", prefix)
 
 
-_MOODS: dict[str, Callable[[str, re.Match[str], bool], bool]] = {
-    "en": lambda t, m, p: _english_order(t, m),
+_MOODS: dict[str, Callable[[str, Hit, bool], bool]] = {
+    "en": _english_order,
     "zh": _chinese_order,
-    "en-predicate": lambda t, m, p: _english_predicate(t, m),
+    "en-predicate": _english_predicate,
     "zh-predicate": _chinese_predicate,
-    "any": lambda t, m, p: True,
+    "any": lambda t, h, p: True,
 }
 
 
@@ -477,69 +551,10 @@ def act_in(text: str, *, pasted: bool = False) -> tuple[str, str] | None:
     speaker pasted (someone else's words), where more counts (see the module docstring)."""
     low = text.lower()
     seen: dict[str, bool] = {}
-    for rule in _RULES[pasted]:
+    for rule in _rule_set(pasted):
         if not rule.may_match(low, seen):
             continue
-        for m in rule.pattern.finditer(text):
-            if _MOODS[rule.mood](text, m, pasted) and not _mention(text, m):
-                return rule.kind, re.sub(r"\s+", " ", m.group(0)).strip()[:60]
-    return None
-
-
-# -- fake role and turn markers ---------------------------------------------------------------
-
-_CHAT_TOKEN = re.compile(
-    r"<\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|eot_id|eom_id|start_header_id|"
-    r"end_header_id|begin_of_text|end_of_text|channel|message|end|start|return|call|constrain|"
-    r"tool_call|tool_response|python_tag|fim_\w+)\|>|\[/?INST\]|<</?SYS>>|<(?:start|end)_of_turn>|"
-    r"</?(?:system|assistant|instructions?|sys|developer)(?:\s[^<>\n]{0,80})?>", re.I)
-_INLINE_CODE = re.compile(r"`[^`\n]+`")
-_ROLE_LINE = re.compile(
-    r"^[ \t]*(?:>[ \t]*)*(?:\*\*|__)?[ \t]*(?:\[[ \t]*)?(?:SYSTEM|SYS|SYSTEM[ \t]+(?:MESSAGE|PROMPT|NOTE|"
-    r"NOTICE|OVERRIDE|UPDATE|INSTRUCTIONS?|ALERT|ADMINISTRATOR)|ADMIN(?:ISTRATOR)?|DEVELOPER|OPERATOR|"
-    r"ROOT|OPENAI|ANTHROPIC)(?:[ \t]*\])?(?:[ \t]+(?:for|to)[ \t]+[^:：\n]{1,40})?(?:\*\*|__)?[ \t]*[:：]",
-    re.M)
-_ROLE_TAG = re.compile(r"(?im)^[ \t]*(?:>[ \t]*)*\[(?:system|sys|system[ \t]+message|admin|developer|"
-                       r"系统|系统指令|系统消息)\](?:\(#[\w-]+\))?")
-_SOFT_ROLE_LINE = re.compile(
-    r"(?im)^[ \t]*(?:>[ \t]*)*(?:\*\*)?(?:system|developer|admin)(?:[ \t]+(?:message|prompt|note|"
-    r"notice|instruction|override|update))?(?:\*\*)?[ \t]*[:：](?P<rest>.*)$")
-_ORDERS_MACHINE = re.compile(
-    r"(?i)\b(?:you|your|you're|please|must|always|never|do\s+not|don'?t|from\s+now\s+on|reply|respond|"
-    r"answer|ignore|disregard|forget|assistant|model)\b")
-_TEMPLATE_HEAD = re.compile(r"(?im)^[ \t]*#{1,6}[ \t]*(?:Instruction|(?:System|Human|Assistant|User)"
-                            r"(?:[ \t]+Prompt)?[ \t]*:|System[ \t]+Prompt)[ \t]*:?[ \t]*$")
-_ZH_MARKER = re.compile(r"(?m)^[ \t]*(?:>[ \t]*)*(?:【(?:系统|系统指令|系统消息|系统提示词|管理员指令|开发者指令|"
-                        r"管理员|开发者|system)】|(?:系统指令|系统提示词|管理员指令|开发者指令)[ \t]*[:：])")
-_ZH_SOFT = re.compile(r"(?m)^[ \t]*(?:>[ \t]*)*(?:系统消息|系统通知|系统提示|系统)[ \t]*[:：](?P<rest>.*)$")
-_ZH_ORDERS = re.compile(r"你(?:要|必须|需要|应该|应|得|只能|不得|不能|将|现在是)|从(?:现在|这条|此刻)(?:开始|起)|"
-                        r"以后|忽略|无视")
-
-
-# every marker line but a chat token holds one of these
-_MARKER_WORDS = ("sys", "admin", "develop", "operator", "root", "openai", "anthropic", "instruction",
-                 "human", "assistant", "user", "系统", "管理员", "开发者")
-
-
-def marker_in(text: str) -> str | None:
-    """A fake role or turn marker in `text` (with its lines, as `normal.reading` gives it):
-    a chat-template token (<|im_start|>, [INST], <<SYS>>, <system>), a `SYSTEM:` / `[system]`
-    / `### Instruction` / 【系统指令】 line, or a `System:` / 系统消息： line that orders the
-    machine. A token inside inline code in a sentence (`<|endoftext|>` is GPT-2's end token) is
-    talked about, not used."""
-    for m in _CHAT_TOKEN.finditer(text):
-        if not any(c.start() <= m.start() < c.end() for c in _INLINE_CODE.finditer(
-                text, max(0, m.start() - 200), m.end() + 200)):
-            return m.group(0)
-    low = text.lower()
-    if not any(w in low for w in _MARKER_WORDS):
-        return None
-    for pattern in (_ROLE_LINE, _ROLE_TAG, _TEMPLATE_HEAD, _ZH_MARKER):
-        line = pattern.search(text)
-        if line:
-            return line.group(0).strip()
-    for pattern, orders in ((_SOFT_ROLE_LINE, _ORDERS_MACHINE), (_ZH_SOFT, _ZH_ORDERS)):
-        for m in pattern.finditer(text):
-            if orders.search(m.group("rest")):
-                return m.group(0).strip()[:60]
+        for h in _hits(rule, text, pasted):
+            if _MOODS[rule.mood](text, h, pasted) and not _mention(text, h):
+                return rule.kind, re.sub(r"\s+", " ", text[h.start:h.end]).strip()[:60]
     return None

@@ -41,8 +41,11 @@ or an order.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Sequence
 
-from vault_engine.text.acts import act_in, marker_in
+from vault_engine.errors import InjectionError
+from vault_engine.text.acts import act_in
+from vault_engine.text.markers import marker_in
 from vault_engine.text.normal import flat, hidden, reading
 
 # The machine named as an addressee: an AI, an assistant, a model, a bot, an AI reviewer, the
@@ -317,3 +320,26 @@ def _excerpt(m: re.Match[str]) -> str:
 
 def is_injection(text: str) -> bool:
     return injection_reason(text) is not None
+
+
+def refuse_for_shared(namespace: str, texts: Iterable[str | None], *, owner: bool,
+                      what: str = "this text") -> None:
+    """An agent's text bound for `shared` — read by every agent, served in their `context` —
+    must not read as an injection: raise InjectionError naming the reason. The owner's text,
+    and an agent's text kept in its own namespace (only it reads it), pass."""
+    if owner or namespace != "shared":
+        return
+    for text in texts:
+        reason = injection_reason(text or "")
+        if reason:
+            raise InjectionError(
+                f"{what} reads as a {reason} — refused for `shared`, which every agent reads",
+                fix="reword it as a statement of fact, or keep it in your own namespace "
+                    "(--namespace AGENT-main), where only you read it")
+
+
+def shared_screen(owner: bool) -> Callable[[str, Sequence[str | None]], None]:
+    """`refuse_for_shared` for one caller, as the writers of store/cards.py take it."""
+    def screen(namespace: str, texts: Sequence[str | None]) -> None:
+        refuse_for_shared(namespace, texts, owner=owner, what="the text")
+    return screen
