@@ -6,6 +6,8 @@ from typing import Any
 
 import click
 
+from .output import pass_json
+
 
 @click.command()
 @click.option("--agent", default=None, envvar="ALAYA_AGENT", show_envvar=True,
@@ -210,6 +212,7 @@ def capture(obj: Any, source: str, session: str | None, follow: bool, poll: floa
 @click.option("--no-commit", is_flag=True, help="Write the change but leave it uncommitted.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
 @click.pass_obj
+@pass_json
 def promote_shared(obj: Any, ref: str, no_commit: bool, as_json: bool) -> None:
     """Move a card from an agent's private namespace into `shared`, through a commit, so
     every agent recalls it.

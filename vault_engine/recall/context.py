@@ -29,6 +29,7 @@ from vault_engine.store.vault import Vault
 from vault_engine.text.injection import is_injection
 from vault_engine.text.secrets import has_secret, redact
 
+_LABEL_RE = re.compile(r"^- \[[\w-]+\] ")  # "- [persona] …": the line as it was written is judged
 _COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
 _ENTRY_RE = re.compile(r"^\[\[(?P<link>[^\]]+)\]\]\s*\((?P<type>[\w-]+)\)\s*—\s*(?P<text>.+)$")
 
@@ -72,7 +73,7 @@ def _clean(line: str) -> str:
 
 def _withhold(lines: list[str], withheld: list[int]) -> list[str]:
     """`lines` without those that read as a prompt injection (counted in `withheld`)."""
-    kept = [x for x in lines if not is_injection(x)]
+    kept = [x for x in lines if not is_injection(_LABEL_RE.sub("", x))]
     withheld[0] += len(lines) - len(kept)
     return kept
 

@@ -203,7 +203,7 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
              then="zh-weak"),
         Rule("override", re.compile(L.VOID_ZH), "zh-predicate",
              (_GUIDE_ZH,
-              "脑后|一边|作废|失效|无效|不算|不作数|不再有效|不再适用|不适用|取消|撤销|撤回|"
+              "脑后|一边|一旁|作废|失效|无效|不算|不作数|不再有效|不再适用|不适用|取消|撤销|撤回|"
               "废除|清空|过期|到此为止|不用管|理会|可以忽略|一概不理|不用再管|忘掉|"
               "覆盖|替换|更新|删除",), then="zh-before"),
         # -- a new role or task for the machine
