@@ -81,10 +81,26 @@ def _obj_zh(pasted: bool) -> str:
     return "(?:" + "|".join(alts) + ")"
 
 
+class _Lazy:
+    """A pattern compiled the first time a text passes its rule's gate: a process whose texts
+    never get near an act pays nothing for the rules it never needs."""
+
+    __slots__ = ("_compiled", "flags", "source")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self.source, self.flags = source, flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, self.flags)
+        return self._compiled.finditer(text)
+
+
 @dataclass(frozen=True)
 class Rule:
     kind: str
-    pattern: re.Pattern[str]
+    pattern: _Lazy
     mood: str  # en | zh | en-predicate | zh-predicate | any
     # words the clause cannot do without ("a|b|c" each, all of them): a text holding none of
     # one group is not searched — most turns never reach the patterns
@@ -166,57 +182,57 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
     i = re.I
     rules = [
         # -- overrides: discard the machine's guidance
-        Rule("override", re.compile(r"\b(?P<verb>" + L.DISCARD_EN + r")\s+" + _ADV, i), "en",
+        Rule("override", _Lazy(r"\b(?P<verb>" + L.DISCARD_EN + r")\s+" + _ADV, i), "en",
              (_GUIDE_EN,
               "ignor|disregard|forget|overr|bypass|circumvent|nullif|void|revok|rescind|"
               "unlearn|abandon|ditch|scrap|dismiss|neglect|defy|violat|betray|aside|throw|toss|"
               "rid of|let go|away with|no attention|no heed|no mind|no notice|free",), then="en"),
-        Rule("override", re.compile(r"\b(?P<verb>" + L.NOT_ADHERE_EN + r")\s+" + _ADV
+        Rule("override", _Lazy(r"\b(?P<verb>" + L.NOT_ADHERE_EN + r")\s+" + _ADV
                                     + L.ADHERE_EN + r"\s+", i), "en",
              (_GUIDE_EN,
               "follow|obey|apply|heed|adher|compl|respect|abid|stick|listen|honor|honour|us|"
               "keep",), then="en"),
-        Rule("override", re.compile(r"\b(?P<verb>" + L.SPLIT_VERB_EN + r")\s+", i), "en",
+        Rule("override", _Lazy(r"\b(?P<verb>" + L.SPLIT_VERB_EN + r")\s+", i), "en",
              (_GUIDE_EN,
               "aside|away|out|hold|behind|ice",), then="en",
              after=r"\s+" + L.SPLIT_PARTICLE_EN + r"\b"),
-        Rule("override", re.compile(r"\b(?P<verb>" + L.WEAK_DISCARD_EN + r")\s+" + _ADV, i), "en",
+        Rule("override", _Lazy(r"\b(?P<verb>" + L.WEAK_DISCARD_EN + r")\s+" + _ADV, i), "en",
              (_GUIDE_EN,
               "skip|drop|discard|cancel|erase|wipe|clear|reset|overwrite|replace|supersede|"
               "disabl|deactivat|suspend|delet|remov|lift|break|turn off|switch off|shut off|"
               "purge|flush",), then="en-weak"),
-        Rule("override", re.compile(r"\b" + L.VOID_EN + r"\b", i), "en-predicate",
+        Rule("override", _Lazy(r"\b" + L.VOID_EN + r"\b", i), "en-predicate",
              (_GUIDE_EN,
               "void|null|revoked|rescinded|cancel|withdrawn|lifted|suspended|obsolete|invalid|"
               "overrid|overrul|supersed|deprecat|disabled|deleted|wiped|erased|reset|gone|"
               "no longer|anymore|any more",), then="en-before"),
-        Rule("override", re.compile(r"\byou(?:'re|\s+are)\s+(?:now\s+)?no\s+longer\s+(?:bound|"
+        Rule("override", _Lazy(r"\byou(?:'re|\s+are)\s+(?:now\s+)?no\s+longer\s+(?:bound|"
                                     r"restricted|limited|constrained|governed|held)\s+by\s+", i),
              "any", ("no longer",), then="en"),
-        Rule("override", re.compile(r"(?P<verb>" + L.DISCARD_ZH + r")(?:掉|了)?"), "zh",
+        Rule("override", _Lazy(r"(?P<verb>" + L.DISCARD_ZH + r")(?:掉|了)?"), "zh",
              (_GUIDE_ZH,
               "忽略|忽视|无视|忘|抛|丢|扔|放弃|撇开|推翻|废除|作废|撤|绕过|违|打破|突破|摆脱|"
               "理会|管|在意|遵守|遵循|按照|听|不理|没看见",), then="zh"),
-        Rule("override", re.compile(r"(?P<verb>" + L.WEAK_DISCARD_ZH + r")(?:掉|了)?"), "zh",
+        Rule("override", _Lazy(r"(?P<verb>" + L.WEAK_DISCARD_ZH + r")(?:掉|了)?"), "zh",
              (_GUIDE_ZH,
               "清空|清除|删除|删掉|覆盖|重置|关闭|停用|屏蔽|跳过|解除|取消|去掉|去除|移除",),
              then="zh-weak"),
-        Rule("override", re.compile(L.VOID_ZH), "zh-predicate",
+        Rule("override", _Lazy(L.VOID_ZH), "zh-predicate",
              (_GUIDE_ZH,
               "脑后|一边|一旁|作废|失效|无效|不算|不作数|不再有效|不再适用|不适用|取消|撤销|撤回|"
               "废除|清空|过期|到此为止|不用管|理会|可以忽略|一概不理|不用再管|忘掉|"
               "覆盖|替换|更新|删除",), then="zh-before"),
         # -- a new role or task for the machine
-        Rule("role", re.compile(r"\byou(?:'re|\s+are)\s+(?:now|from\s+now\s+on|henceforth|"
+        Rule("role", _Lazy(r"\byou(?:'re|\s+are)\s+(?:now|from\s+now\s+on|henceforth|"
                                 r"officially|hereby)\s+(?:an?\s+|the\s+|my\s+|in\s+)?"
                                 r"(?:" + L.ROLE_PRIV_EN + r")\b", i), "any",
              ("you",
               "now|henceforth|officially|hereby",)),
-        Rule("role", re.compile(r"\byou(?:'re|\s+are)\s+no\s+longer\s+(?:an?\s+)?(?:assistant|ai|"
+        Rule("role", _Lazy(r"\byou(?:'re|\s+are)\s+no\s+longer\s+(?:an?\s+)?(?:assistant|ai|"
                                 r"(?:language\s+)?model|chatbot|bot|bound|restricted|limited|"
                                 r"constrained|required|obliged|subject)\b", i), "any",
              ("no longer",)),
-        Rule("role", re.compile(r"\b(?P<verb>(?:" + L.STANDING_EN + r"|starting\s+now|for\s+the\s+"
+        Rule("role", _Lazy(r"\b(?P<verb>(?:" + L.STANDING_EN + r"|starting\s+now|for\s+the\s+"
                                 r"rest\s+of\s+(?:this|the)\s+\w+)\s*,?\s+you\s+(?:will|shall|must|"
                                 r"are|'ll)?\s*(?:be|become|act|behave|respond|answer|function|"
                                 r"operate|serve|play|pretend|roleplay|speak|reply)(?:\s+(?:as|like))?"
@@ -225,29 +241,29 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
              ("you",
               "always|permanently|from now on|going forward|forever|henceforth|future|"
               "this point|every time|for good|starting now|rest of",)),
-        Rule("role", re.compile(r"\b(?P<verb>act|behave|pretend|roleplay|role-play|pose|masquerade|"
+        Rule("role", _Lazy(r"\b(?P<verb>act|behave|pretend|roleplay|role-play|pose|masquerade|"
                                 r"respond|operate|answer)\s+(?:to\s+be\s+|as\s+(?:if\s+you\s+(?:are|"
                                 r"were)\s+)?|like\s+|you\s+are\s+)(?:an?\s+)?(?:" + L.ROLE_PRIV_EN
                                 + r")\b", i), "en",
              ("act|behav|pretend|roleplay|role-play|pose|masquerad|respond|operat|answer",
               _PRIV_EN,)),
-        Rule("role", re.compile(r"\b(?P<verb>enter|switch\s+(?:in)?to|go\s+into|activate|enable|"
+        Rule("role", _Lazy(r"\b(?P<verb>enter|switch\s+(?:in)?to|go\s+into|activate|enable|"
                                 r"turn\s+on|boot\s+into|unlock|engage)\s+(?:the\s+|your\s+)?"
                                 + L.MODE_EN + r"\s+mode\b|\b" + L.MODE_EN + r"\s+mode\s+(?:is\s+"
                                 r"(?:now\s+)?)?(?:enabled|on|activated|unlocked|engaged)\b", i), "en",
              ("mode",)),
-        Rule("role", re.compile(r"\byour\s+(?:new|real|true|actual|hidden|secret|updated|revised)\s+"
+        Rule("role", _Lazy(r"\byour\s+(?:new|real|true|actual|hidden|secret|updated|revised)\s+"
                                 + L.TASK_EN + r"\s*(?:is|are|will\s+be|:|—|-|now)", i), "any",
              ("your",
               "new|real|true|actual|hidden|secret|updated|revised",)),
-        Rule("role", re.compile(r"\byou(?:'ve|\s+have)\s+been\s+(?:hereby\s+)?(?:reprogrammed|"
+        Rule("role", _Lazy(r"\byou(?:'ve|\s+have)\s+been\s+(?:hereby\s+)?(?:reprogrammed|"
                                 r"jailbroken|freed|unlocked|liberated|released\s+from|updated\s+with"
                                 r"\s+new\s+instructions|given\s+new\s+(?:instructions|orders|rules)|"
                                 r"granted\s+(?:full\s+)?(?:admin|administrator|root|developer|sudo|"
                                 r"unrestricted)\s+(?:access|rights|privileges|permissions))", i),
              "any",
              ("been",)),
-        Rule("role", re.compile(r"\b(?P<verb>treat|take|consider|use)\s+(?:the\s+following|this|"
+        Rule("role", _Lazy(r"\b(?P<verb>treat|take|consider|use)\s+(?:the\s+following|this|"
                                 r"these|what\s+follows|the\s+(?:text|lines)\s+below)\s+as\s+(?:your|"
                                 r"the)\s+(?:new\s+|real\s+|only\s+)?(?:system\s+prompt|instructions|"
                                 r"rules|directives|guidelines)\b|\bthe\s+following\s+(?:is|are)\s+"
@@ -255,60 +271,60 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
                                 r"rules|directives)\b|(?<!\bour\s)(?<!\bmy\s)\bnew\s+system\s+"
                                 r"prompt\s*[:：]", i), "en",
              ("prompt|instructions|rules|directives|guidelines",)),
-        Rule("role", re.compile(r"你现在(?:是|就是|已经是|变成了?|成为了?)(?:一个|一名|个|位)?" + _WZC
+        Rule("role", _Lazy(r"你现在(?:是|就是|已经是|变成了?|成为了?)(?:一个|一名|个|位)?" + _WZC
                                 + r"{0,12}?" + L.ROLE_PRIV_ZH + r"|你现在(?:处于|在|进入了?)" + _WZC
                                 + r"{0,6}?" + L.MODE_ZH + r"模式"), "zh",
              ("你现在",)),
-        Rule("role", re.compile(r"(?P<verb>(?:从现在(?:开始|起)|今后|接下来|此后|从今以后|从这条(?:消息)?"
+        Rule("role", _Lazy(r"(?P<verb>(?:从现在(?:开始|起)|今后|接下来|此后|从今以后|从这条(?:消息)?"
                                 r"(?:开始|起)|现在开始)[,，]?\s*你(?:的身份)?(?:就是|将是|将会是|是|变成|"
                                 r"成为|扮演|作为|充当|改为|不再是))" + _WZC + r"{0,12}?(?:"
                                 + L.ROLE_PRIV_ZH + r"|助手|AI|模型)"), "zh",
              ("从现在|今后|接下来|此后|从今以后|从这条|现在开始",)),
-        Rule("role", re.compile(r"你的(?:身份|角色)(?:就是|是|变成|改为)" + _WZC + r"{0,12}?"
+        Rule("role", _Lazy(r"你的(?:身份|角色)(?:就是|是|变成|改为)" + _WZC + r"{0,12}?"
                                 + L.ROLE_PRIV_ZH + r"|你的(?:新|真正|真实|实际|隐藏|秘密|最新)的?"
                                 + L.TASK_ZH + r"(?:就是|是|为|[：:])|(?:以下|下面|接下来)(?:才|就)?是"
                                 r"你(?:真正|新|最新|唯一)的?(?:指令|任务|设定|提示词|规则)"), "zh",
              ("你的|以下|下面|接下来",)),
-        Rule("role", re.compile(r"你(?:已经)?不再是(?:一个|一名)?(?:助手|AI|人工智能|模型|受限|普通|"
+        Rule("role", _Lazy(r"你(?:已经)?不再是(?:一个|一名)?(?:助手|AI|人工智能|模型|受限|普通|"
                                 r"有限制)"), "zh",
              ("不再是",)),
-        Rule("role", re.compile(r"(?P<verb>扮演|假装|假扮|模拟|充当|化身)(?:成|为)?(?:一个|一名)?"
+        Rule("role", _Lazy(r"(?P<verb>扮演|假装|假扮|模拟|充当|化身)(?:成|为)?(?:一个|一名)?"
                                 + _WZC + r"{0,4}?(?:没有任何限制|没有限制|不受限制|不受任何限制|无限制|"
                                 r"没有道德|不受约束|越狱|DAN|黑客|邪恶|超级管理员)"), "zh",
              ("扮演|假装|假扮|模拟|充当|化身",)),
-        Rule("role", re.compile(r"(?P<verb>进入|切换到|切换成|切换至|开启|启用|打开|激活|解锁)"
+        Rule("role", _Lazy(r"(?P<verb>进入|切换到|切换成|切换至|开启|启用|打开|激活|解锁)"
                                 + _WZC + r"{0,6}?" + L.MODE_ZH + r"模式|" + L.MODE_ZH
                                 + r"模式(?:已经?)?(?:开启|启用|激活|解锁|打开)"), "zh",
              ("模式",)),
-        Rule("role", re.compile(r"你(?:已经?)?(?:被)?(?:解除|解锁|越狱|重新编程|重置)了?(?:所有|全部|一切)?"
+        Rule("role", _Lazy(r"你(?:已经?)?(?:被)?(?:解除|解锁|越狱|重新编程|重置)了?(?:所有|全部|一切)?"
                                 r"的?(?:限制|约束|审查|安全限制)|你(?:已经?)?(?:获得|被授予|拥有)了?"
                                 r"(?:最高|管理员|root|全部|超级|无限)权限"), "zh",
              ("解除|解锁|越狱|重新编程|重置|权限",)),
         # -- a credential planted for later
-        Rule("credential", re.compile(r"\b(?:" + L.STANDING_EN + r")\b" + _W + r"{0,40}?\b"
+        Rule("credential", _Lazy(r"\b(?:" + L.STANDING_EN + r")\b" + _W + r"{0,40}?\b"
                                       + L.MEMORY_VERB_EN + r"\b" + _W + r"{0,80}?\b"
                                       + L.CREDENTIAL_EN + r"\b", i), "any",
              ("password|passphrase|credential|api key|token|secret|admin|login",
               "remember|store|save|record|memori|keep|bear in|note|commit|learn|persist",)),
-        Rule("credential", re.compile(L.STANDING_ZH + _WZ + r"{0,10}?(?:" + L.MEMORY_VERB_ZH
+        Rule("credential", _Lazy(L.STANDING_ZH + _WZ + r"{0,10}?(?:" + L.MEMORY_VERB_ZH
                                       + r"|告诉|提供|发给)" + _WZ + r"{0,40}?" + L.CREDENTIAL_ZH),
              "any",
              ("密码|凭据|口令|密钥|token|管理员账号|账号密码",)),
         # -- a secret sent away
-        Rule("exfiltration", re.compile(r"\b(?P<verb>" + L.SEND_EN + r")\b" + _W + r"{0,60}?(?:"
+        Rule("exfiltration", _Lazy(r"\b(?P<verb>" + L.SEND_EN + r")\b" + _W + r"{0,60}?(?:"
                                         + L.SECRET_EN + r")" + _W + r"{0,60}?\b" + L.DEST_EN, i),
              "en",
              (_SECRET_EN,
               "http|@|.com|.net|.org|.io|.cn|.ru|.xyz|.site|.dev|.app|.me|.info|.biz|.co|.top|"
               ".cc|webhook|image|address|url|link|endpoint|server|pastebin|anyone|everyone|"
               "public",)),
-        Rule("exfiltration", re.compile(r"(?P<verb>把|将)" + _WZ + r"{0,30}?" + L.SECRET_ZH + _WZ
+        Rule("exfiltration", _Lazy(r"(?P<verb>把|将)" + _WZ + r"{0,30}?" + L.SECRET_ZH + _WZ
                                         + r"{0,20}?(?P<send>" + L.SEND_ZH + r")(?P<to>.?)", i), "zh",
              ("把|将",
               "密码|连接串|连接字符串|密钥|秘钥|凭据|凭证|口令|token|私钥|access|api|cookie|令牌|环境变量|.env|聊天记录|对话记录|"
               "提示词|身份证|用户|手机号",)),
         # -- the machine's prompt revealed
-        Rule("prompt extraction", re.compile(r"\b(?P<verb>" + L.REVEAL_EN + r")\s+(?:(?:me|us)\s+)?"
+        Rule("prompt extraction", _Lazy(r"\b(?P<verb>" + L.REVEAL_EN + r")\s+(?:(?:me|us)\s+)?"
                                              r"(?:(?:all|everything|the\s+(?:text|words|content|"
                                              r"contents))\s+(?:of\s+|in\s+)?)?(?:" + L.PROMPT_EN
                                              + r")\b|\b(?P<v2>repeat|print|output|copy|echo)\s+"
@@ -317,18 +333,18 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
                                              r"said))\s+(?:above|before)\b", i), "en",
              ("prompt|instructions|above|before|rules|directives|guidelines|configuration|"
               "programming",)),
-        Rule("prompt extraction", re.compile(r"\bwhat\s+(?:is|are|was|were)\s+(?:the\s+(?:exact\s+)?"
+        Rule("prompt extraction", _Lazy(r"\bwhat\s+(?:is|are|was|were)\s+(?:the\s+(?:exact\s+)?"
                                              r"(?:words|text|content|wording)\s+of\s+)?(?:your\s+"
                                              r"(?:system\s+prompt|(?:initial|original|hidden|secret)\s+"
                                              r"(?:prompt|instructions)))", i), "any",
              ("what",
               "your",)),
-        Rule("prompt extraction", re.compile(r"(?P<verb>" + L.REVEAL_ZH + r")" + _WZC + r"{0,6}?"
+        Rule("prompt extraction", _Lazy(r"(?P<verb>" + L.REVEAL_ZH + r")" + _WZC + r"{0,6}?"
                                              + L.PROMPT_ZH + r"|(?:把|将)(?P<v2>" + L.PROMPT_ZH + r")"
                                              + _WZ + r"{0,10}?" + L.REVEAL_ZH), "zh",
              ("提示词|指令|设定|规则|prompt",)),
         # -- the machine addressed in the third person, and told what to do
-        Rule("addressed to the machine", re.compile(
+        Rule("addressed to the machine", _Lazy(
             r"\b(?:any|all|every|each|whichever|whatever|the)\s+(?:(?:ai|llm|gpt|language)\s+)?"
             + L.MACHINE_EN + r"\s+(?:that\s+is\s+|who\s+is\s+|currently\s+)?(?:reading|processing|"
             r"summari[sz]ing|parsing|reviewing|analy[sz]ing|scanning|seeing|ingesting|indexing|"
@@ -348,7 +364,7 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
               "indexing|handling|note|message|instruction|reminder|memo|notice|request|word|"
               "directive|if you",
               "assistant|model|bot|agent|memory|llm|gpt|claude|copilot|gemini|ai",)),
-        Rule("addressed to the machine", re.compile(
+        Rule("addressed to the machine", _Lazy(
             r"(?:所有|任何|每个|各位)?(?:正在)?(?:读到|看到|阅读|读取|处理|总结|分析|审查|审阅)(?:这段|这份|"
             r"这条|本|此|这个|这些|以下|下面)(?![类种样])" + _WZC + r"{0,10}?的\s*" + L.MACHINE_ZH + r"(?:\s*"
             + L.MACHINE_ZH + r")?\s*(?:都|均|也)?"
@@ -360,15 +376,15 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
     ]
     if pasted:  # someone else's text giving its reader a new role or a task
         rules += [
-            Rule("role", re.compile(r"\byou\s+are\s+now\b|\bfrom\s+now\s+on,?\s+you\b|\byour\s+"
+            Rule("role", _Lazy(r"\byou\s+are\s+now\b|\bfrom\s+now\s+on,?\s+you\b|\byour\s+"
                                     r"(?:only\s+|sole\s+|main\s+|primary\s+)?(?:task|job|role|"
                                     r"purpose|goal|objective|mission)\s+(?:now\s+)?(?:is|will\s+be)"
                                     r"\b", i), "any",
              ("you",)),
-            Rule("role", re.compile(r"你现在是|从现在(?:开始|起)[,，]?\s*你|你的(?:任务|工作|职责|角色)"
+            Rule("role", _Lazy(r"你现在是|从现在(?:开始|起)[,，]?\s*你|你的(?:任务|工作|职责|角色)"
                                     r"(?:现在)?(?:是|就是|变成)|请扮演|你(?:要|需要)扮演"), "any",
              ("你|扮演",)),
-            Rule("addressed to the machine", re.compile(
+            Rule("addressed to the machine", _Lazy(
                 r"\bwhen\s+(?:you|the\s+(?:ai|assistant|model|bot))\s+(?:summari[sz]e|read|process|"
                 r"review|index|answer|respond|reply)\b" + _W + r"{0,40}?,\s*(?:please\s+|always\s+)?"
                 r"(?:say|state|mention|include|tell|claim|write|add|report|ignore|treat|mark|approve|"
