@@ -227,10 +227,10 @@ def promote_shared(obj: Any, ref: str, no_commit: bool, as_json: bool) -> None:
     from vault_engine.store.cards import promote_shared as run
 
     from .output import echo, emit_json, ok
-    from .writes import after_write
+    from .writes import after_write, shared_screen
 
     vault = obj.vault()
-    note, old, sha = run(vault, ref, commit=not no_commit)
+    note, old, sha = run(vault, ref, commit=not no_commit, screen=shared_screen(vault))
     refresh = after_write(vault, quiet=as_json) if old != "shared" else None
     if as_json:
         emit_json({"id": note.id, "path": note.path, "from": old, "to": "shared",

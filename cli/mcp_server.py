@@ -194,12 +194,14 @@ def build_server(root: Path, *, caller: Caller,
         Recall first to avoid a duplicate; link it to related cards with `link`."""
         from vault_engine.store import cards as card_ops
 
+        from .writes import shared_screen
+
         def call() -> dict[str, Any]:
             spec = card_ops.NewCard.from_json({
                 "title": title, "type": type, "content": content, "tags": tags or [],
                 "claims": claims or [], "aliases": aliases or [],
                 **({"importance": importance} if importance is not None else {})})
-            created = card_ops.create_card(vault, spec)
+            created = card_ops.create_card(vault, spec, screen=shared_screen(vault))
             return {"id": created.id, "title": created.title, "path": created.path,
                     "commit": created.commit, "relations": list(created.relations)}
 
@@ -308,7 +310,10 @@ def _link_json(vault: Any, a: str, b: str, rel: str, weight: float | None,
                reason: str | None) -> dict[str, Any]:
     from vault_engine.store import cards as card_ops
 
-    r = card_ops.link(vault, a, b, rel.upper(), weight=weight, reason=reason)
+    from .writes import shared_screen
+
+    r = card_ops.link(vault, a, b, rel.upper(), weight=weight, reason=reason,
+                      screen=shared_screen(vault))
     return {"source": r.source.id or r.source.path, "target": r.target.id or r.target.path,
             "rel": r.type, "changed": r.changed, "commit": r.commit, "message": r.message}
 

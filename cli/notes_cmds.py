@@ -25,7 +25,7 @@ from .output import (
     propose_option,
     style,
 )
-from .writes import after_write
+from .writes import after_write, shared_screen
 
 
 @click.command()
@@ -154,7 +154,7 @@ def new(obj: object, source: str | None, title: str | None, card_type: str,
                                 importance=importance, namespace=namespace, pinned=pinned,
                                 claims=tuple(card_ops.ClaimSpec(text=c) for c in claims))
     vault = obj.writer(propose)  # type: ignore[attr-defined]
-    created = card_ops.create_card(vault, spec, commit=not no_commit)
+    created = card_ops.create_card(vault, spec, commit=not no_commit, screen=shared_screen(vault))
     refresh = after_write(obj.vault(), vault, quiet=as_json)  # type: ignore[attr-defined]
     if as_json:
         emit_json({"id": created.id, "title": created.title, "path": created.path,
@@ -274,7 +274,7 @@ def link(obj: object, a: str, b: str, rel_type: str, weight: float | None, reaso
     """
     vault = obj.writer(propose)  # type: ignore[attr-defined]
     result = card_ops.link(vault, a, b, rel_type, weight=weight, reason=reason,
-                           commit=not no_commit)
+                           commit=not no_commit, screen=shared_screen(vault))
     refresh = after_write(obj.vault(), vault, quiet=as_json) if result.changed else None  # type: ignore[attr-defined]
     _link_output(result, as_json, refresh)
 

@@ -41,3 +41,12 @@ def queue_proposals(vault: Any, proposals: list[Any], message: str) -> str | Non
     except AlayaError as exc:
         echo(style(f"! proposals kept in the report only: {exc}", fg="yellow"), err=True)
         return None
+
+
+def shared_screen(vault: Vault) -> Any:
+    """What the writers an agent calls (`new`, `link`, `promote-shared`, and their MCP tools)
+    screen their text with: an agent's injection bound for `shared` is refused
+    (text/injection.py, docs/security.md §3)."""
+    from vault_engine.text.injection import shared_screen as screen
+
+    return screen(vault.caller.is_owner)

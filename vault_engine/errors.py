@@ -65,6 +65,11 @@ class NamespaceError(AlayaError):
     """The caller (an agent) may not read or change a note of another agent's namespace."""
 
 
+class InjectionError(AlayaError):
+    """An agent's text reads as a prompt injection and would be written where every agent
+    reads it (`shared`): refused (docs/security.md §3)."""
+
+
 class ConflictError(AlayaError):
     """The file changed on disk since it was read and the change cannot be merged."""
 

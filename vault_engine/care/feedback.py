@@ -21,6 +21,7 @@ from vault_engine.store.frontmatter import FlowMap, NoteText
 from vault_engine.store.model import Card, Entity, Note
 from vault_engine.store.vault import Vault
 from vault_engine.telemetry import append_event, read_events
+from vault_engine.text.injection import refuse_for_shared
 
 VERDICTS = ("useful", "not-useful", "correct", "deprecate")
 VOLATILE_AFTER = 3  # corrections (seed 003 §3.3.3)
@@ -113,6 +114,8 @@ def feedback(vault: Vault, verdict: str, ref: str, *, claim: str | None = None,
             return FeedbackResult(verdict, key, note.path, proposals=[proposal],
                                   message=f"{note.title} is a person's note: archiving it is "
                                           "proposed for review (`alaya review`), not done")
+        refuse_for_shared(note.namespace, [reason], owner=vault.caller.is_owner,
+                          what="the reason")  # the tombstone keeps it
         with vault.transaction(f"feedback: deprecate {note.title}"
                                + (f"\n\n{reason}" if reason else ""), commit=commit) as tx:
             rel = archive_note(tx, vault, note, f"deprecated: {reason or 'no reason given'}", now)
@@ -169,6 +172,9 @@ def _correct(vault: Vault, index: Any, note: Note, claim: str | None, text: str 
         if any(r.origin != "body" and index.resolver.resolve_link(r.link, n.path).note is note
                for r in n.relations):
             dependants.append(n)
+    # the new claim lands in the card, and its first words in each dependant's stale_reason
+    for ns in sorted({note.namespace, *(n.namespace for n in dependants)}):
+        refuse_for_shared(ns, [text], owner=vault.caller.is_owner, what="the correction")
     why = f"{note.id or note.title} {claim} was corrected on {now.date()}: “{old_text[:80]}” → " \
           f"“{text.strip()[:80]}”"
 

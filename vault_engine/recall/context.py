@@ -8,6 +8,10 @@ wikilink kept as a reference the agent can follow with `recall --from-nodes` or 
 2. **memory** — MEMORY.md: the person's own notes and the promoted entries;
 3. **recall** — the top recalls for the turn's query, when one is given.
 
+No line that reads as a prompt injection is served, whatever its origin — a card someone
+wrote, a line a person typed into persona.md or MEMORY.md, a recalled snippet: it is left out
+and counted (`omitted["withheld"]`), checked each time the context is built.
+
 Budget: persona and memory may each use up to a third of it (less if they are shorter); recall
 gets the rest. Lines are never cut in half: a line that does not fit is left out and counted.
 Comments, frontmatter and headings are not memories and are dropped.
@@ -23,8 +27,10 @@ from vault_engine.primitives import fit_lines
 from vault_engine.store import blocks
 from vault_engine.store.namespaces import persona_path
 from vault_engine.store.vault import Vault
+from vault_engine.text.injection import is_injection
 from vault_engine.text.secrets import has_secret, redact
 
+_LABEL_RE = re.compile(r"^- \[[\w-]+\] ")  # "- [persona] …": the line as it was written is judged
 _COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
 _ENTRY_RE = re.compile(r"^\[\[(?P<link>[^\]]+)\]\]\s*\((?P<type>[\w-]+)\)\s*—\s*(?P<text>.+)$")
 
@@ -66,6 +72,13 @@ def _clean(line: str) -> str:
     return redact(line) if has_secret(line) else line
 
 
+def _withhold(lines: list[str], withheld: list[int]) -> list[str]:
+    """`lines` without those that read as a prompt injection (counted in `withheld`)."""
+    kept = [x for x in lines if not is_injection(_LABEL_RE.sub("", x))]
+    withheld[0] += len(lines) - len(kept)
+    return kept
+
+
 def _body(vault: Vault, rel: str) -> str:
     path = vault.root / rel
     if not path.exists():
@@ -99,6 +112,8 @@ def build_context(vault: Vault, *, budget: int = 4000, query: str | None = None,
     own = [x for x in _lines(blocks.outside_blocks(memory_text), "memory")
            if "Long-term memory an agent loads" not in x]
     memory = own + promoted
+    withheld = [0]
+    persona, memory = _withhold(persona, withheld), _withhold(memory, withheld)
     sections: dict[str, list[str]] = {}
     omitted: dict[str, int] = {}
     third = budget // 3
@@ -114,8 +129,8 @@ def build_context(vault: Vault, *, budget: int = 4000, query: str | None = None,
                         embedder=embedder, settings=RecallSettings.from_config(vault.config),
                         caller=vault.caller)
         shown = {x for x in sections["memory"]}
-        lines = [_clean(x) for x in prompt_block(result, max_chars=10**9).splitlines()
-                 if x not in shown]
+        lines = _withhold([_clean(x) for x in prompt_block(result, max_chars=10**9).splitlines()
+                           if x not in shown], withheld)
         room = budget - used_p - used_m - 40
         sections["recall"], _, omitted["recall"] = fit_lines(lines, max(0, room))
     parts = []
@@ -125,6 +140,8 @@ def build_context(vault: Vault, *, budget: int = 4000, query: str | None = None,
         if lines:
             parts.append(titles[name] + "\n" + "\n".join(lines))
     text = "\n\n".join(parts)
+    if withheld[0]:
+        omitted["withheld"] = withheld[0]
     while len(text) > budget and any(sections.values()):  # headings pushed it over: trim
         name = max(sections, key=lambda k: len(sections[k]))
         sections[name].pop()

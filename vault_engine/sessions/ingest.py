@@ -122,7 +122,8 @@ def render_session(session: SessionIn, note_rel: str, raw_rel: str,
         # turns addressed to the memory or the model: kept as said, never obeyed
         "injection_turns": injection_turns(session.turns) or None,
     }
-    for key in ("duration_ms", "model", "tokens", "topic", "cwd", "git_branch"):
+    # metadata fields that read as an injection, left out of the note (formats/fields.py)
+    for key in ("duration_ms", "model", "tokens", "topic", "cwd", "git_branch", "injection_fields"):
         if key in session.metadata:
             meta[key] = session.metadata[key]
     body = "".join(render_turn(i, t, session.started, tz) for i, t in enumerate(session.turns, 1))

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from vault_engine.errors import ConflictError, NamespaceError, NotFoundError, UsageError
 from vault_engine.primitives import now
 
-from .frontmatter import FlowMap, NoteText, new_note_text
+from .frontmatter import FlowMap, NoteText, iter_scalar_strings, new_note_text
 from .ids import new_id, safe_filename, slug
 from .links import format_link, link_target_for
 from .model import SYMMETRIC_RELATIONS, Note
@@ -131,6 +131,17 @@ class Created:
     relations: tuple[str, ...] = ()
 
 
+# Screens what an agent writes before it lands (text/injection.py `shared_screen`: an injection
+# bound for `shared` is refused): called with the namespace the text goes to and the text.
+# store imports no text room, so the CLI and the MCP server hand it in.
+Screen = Callable[[str, Sequence[str | None]], None]
+
+
+def card_namespace(vault: Vault, spec: NewCard) -> str:
+    """The namespace a new card goes to: the one asked for, else the caller's home."""
+    return str(spec.namespace or vault.caller.home(str(vault.config.get("vault", "default_namespace"))))
+
+
 def card_file(vault: Vault, index: VaultIndex, spec: NewCard, *,
               relations: Sequence[Mapping[str, Any]] = (), taken_ids: set[str] | None = None,
               taken_names: set[str] | None = None, when: dt.datetime | None = None
@@ -145,8 +156,7 @@ def card_file(vault: Vault, index: VaultIndex, spec: NewCard, *,
     if taken_ids is not None:
         taken_ids.add(card_id)
     name = safe_filename(spec.title)
-    namespace = spec.namespace or vault.caller.home(
-        str(vault.config.get("vault", "default_namespace")))
+    namespace = card_namespace(vault, spec)
     folder = home_folder(f"cards/{slug(spec.type)}", namespace)
     names = {n.stem.casefold() for n in index.notes} | (taken_names or set())
     rel = f"{folder}/{name}.md"
@@ -181,12 +191,17 @@ def card_file(vault: Vault, index: VaultIndex, spec: NewCard, *,
     return card_id, rel, new_note_text(values, (body + "\n") if body else "")
 
 
-def create_card(vault: Vault, spec: NewCard, *, commit: bool = True) -> Created:
+def create_card(vault: Vault, spec: NewCard, *, commit: bool = True,
+                screen: Screen | None = None) -> Created:
     if not _TYPE_RE.match(spec.type):
         raise UsageError(f"card type {spec.type!r} is not a lowercase word",
                          fix="use e.g. concept, pattern, gotcha, decision, fact, preference")
     if spec.namespace:
         vault.caller.check_namespace(str(spec.namespace))
+    if screen is not None:
+        screen(card_namespace(vault, spec),
+               [spec.title, spec.content, *spec.aliases, *spec.tags, *(c.text for c in spec.claims),
+                *(str(r.get("reason") or "") for r in spec.relations)])
     with vault.locked():
         index = vault.load()
         for note in index.notes:
@@ -195,8 +210,7 @@ def create_card(vault: Vault, spec: NewCard, *, commit: bool = True) -> Created:
                                     path=note.path,
                                     fix="edit that card, or choose a different title")
         rels = []
-        home = spec.namespace or vault.caller.home(
-            str(vault.config.get("vault", "default_namespace")))
+        home = card_namespace(vault, spec)
         for r in spec.relations:
             target = index.find(str(r.get("target") or r.get("to_title") or "").strip("[]"))
             if not may_name(home, target.namespace):
@@ -253,7 +267,8 @@ def _points_to(index: VaultIndex, note: Note, rel_type: str | None, target: Note
 
 
 def link(vault: Vault, a: str, b: str, rel_type: str, *, weight: float | None = None,
-         reason: str | None = None, commit: bool = True) -> LinkResult:
+         reason: str | None = None, commit: bool = True,
+         screen: Screen | None = None) -> LinkResult:
     """Add `A —TYPE→ B` to A's `relations` (one new line); B must resolve to a note."""
     rel_type = relation_name(rel_type)
     if weight is not None:
@@ -262,6 +277,8 @@ def link(vault: Vault, a: str, b: str, rel_type: str, *, weight: float | None = 
         index = vault.load()
         source = find_writable(index, a, vault.caller)
         target = index.find(b)
+        if screen is not None and reason:
+            screen(source.namespace, [reason])
         if source.path == target.path:
             raise UsageError(f"{source.title!r} cannot be linked to itself",
                              fix="pick two different notes")
@@ -335,9 +352,12 @@ def parse_tags(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def promote_shared(vault: Vault, ref: str, *, commit: bool = True) -> tuple[Note, str, str | None]:
+def promote_shared(vault: Vault, ref: str, *, commit: bool = True,
+                   screen: Screen | None = None) -> tuple[Note, str, str | None]:
     """Move a private card into `shared`: one frontmatter line and one commit. Returns the
-    note, its old namespace and the commit (None when it was shared already)."""
+    note, its old namespace and the commit (None when it was shared already). `screen` reads
+    everything the card says — title, text, claims, aliases, relation reasons — as text bound
+    for `shared`."""
     with vault.locked():
         index = vault.load()
         note = find_writable(index, ref, vault.caller)
@@ -358,6 +378,11 @@ def promote_shared(vault: Vault, ref: str, *, commit: bool = True) -> tuple[Note
                              "are archived after [vault] ephemeral_ttl_hours)",
                              fix="write what should last as a new card in your own "
                                  "namespace, then promote that")
+        if screen is not None:
+            said = [note.title, note.body]
+            for key in ("claims", "relations", "aliases", "tags"):
+                said += list(iter_scalar_strings(note.meta.get(key)))
+            screen("shared", said)
 
         def edit(doc: NoteText) -> None:
             doc.ensure_frontmatter()

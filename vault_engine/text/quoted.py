@@ -13,6 +13,7 @@ user's instruction to the agent.
 | `quote` | consecutive block-quote lines | `> 【工单 #CS-20513】…` |
 | `pasted` | lines between two `---` (or `===`, `———`) lines | an HR e-mail |
 | `log` | log lines outside a fence | `2026/04/23 13:52:07 [error] …`, `{"level":"warn",…}` |
+| `tool` | a tool call and its result, folded into a turn by ingest (`output`) | `- tool Read: 'a.md' → …` |
 | `prose` | everything else: the speaker's own words | |
 
 Each non-prose region gets a `quote_kind` — email, ticket, sms, doc, log, diff, output, chat
@@ -29,6 +30,9 @@ _FENCE_RE = re.compile(r"^\s*(```|~~~)\s*([\w+-]*)")
 _QUOTE_RE = re.compile(r"^\s*>")
 _DIFF_HEAD_RE = re.compile(r"^(?:diff --git |--- (?:a/|/dev/null)|\+\+\+ b/|@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@)")
 _DIFF_LINE_RE = re.compile(r"^(?:[+\- \\]|@@ |diff --git |index [0-9a-f])")
+# a tool call folded into an agent's turn (sessions/formats/base.py ToolCall.line): what came
+# back — a fetched page, a file, a command's output — is material someone else wrote
+_TOOL_RE = re.compile(r"^\s*- tool [^:\n`]{1,80}: ")
 _RULE_RE = re.compile(r"^\s*(?:-{3,}|={3,}|—{2,}|_{3,})\s*$")
 _LOG_RE = re.compile(
     r"^\s*(?:\d{4}[/-]\d{2}[/-]\d{2}[ T]\d{2}:\d{2}|\[\d{4}-\d{2}-\d{2}|\d{2}:\d{2}:\d{2}[.,]\d+\s"
@@ -55,7 +59,7 @@ _OPENING_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 @dataclass(frozen=True)
 class Region:
-    kind: str  # prose | code | quote | pasted | log
+    kind: str  # prose | code | quote | pasted | log | tool
     start: int
     end: int
     quote_kind: str | None = None
@@ -108,7 +112,9 @@ def regions(text: str) -> list[Region]:
             lang[i] = "diff"
             i = j
             continue
-        if _QUOTE_RE.match(lines[i]):
+        if _TOOL_RE.match(lines[i]):
+            kinds[i] = "tool"
+        elif _QUOTE_RE.match(lines[i]):
             kinds[i] = "quote"
         elif _RULE_RE.match(lines[i]):
             j = i + 1
@@ -138,7 +144,7 @@ def regions(text: str) -> list[Region]:
             qk = _kind_of_opening(lines[i:j + 1]) or lead_kind
             if kinds[i] == "code":
                 qk = qk or {"diff": "diff", "log": "log"}.get(lang.get(i, ""), "output")
-            qk = qk or ("log" if kinds[i] == "log" else kinds[i])
+            qk = "output" if kinds[i] == "tool" else qk or ("log" if kinds[i] == "log" else kinds[i])
         out.append(Region(kinds[i], starts[i], end, qk))
         i = j + 1
     return out

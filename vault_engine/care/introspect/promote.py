@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 from vault_engine.store import blocks
 from vault_engine.store.links import link_to
-from vault_engine.store.model import Card
+from vault_engine.store.model import Card, Note
 from vault_engine.store.vault import Transaction, VaultIndex
 from vault_engine.telemetry import NoteStats
+from vault_engine.text.injection import is_injection
 
 from .dreaming import HEALTH_FLOOR, RECOVERY, SHORT_TERM_DAYS, dream, health
 from .phase import Context, PhaseResult, commit_phase
@@ -78,6 +79,12 @@ def memory_entries(block: str) -> dict[str, tuple[float, str]]:
     return out
 
 
+def _gated(note: Note) -> bool:
+    """A card whose title or a claim reads as a prompt injection: never in MEMORY.md (an entry
+    already there goes at the next promote)."""
+    return any(is_injection(t) for t in (note.title, *(c.text for c in getattr(note, "claims", ()))))
+
+
 def phase_promote(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
     r = PhaseResult("promote")
     cfg = ctx.vault.config.section("memory")
@@ -96,6 +103,8 @@ def phase_promote(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
         note = by_key.get(key)
         if not isinstance(note, Card) or note.namespace != "shared":
             continue  # MEMORY.md is read by every agent: shared cards only, never ephemeral
+        if _gated(note):
+            continue  # nor a card that reads as a prompt injection, whoever wrote it
         if key not in current and st.first_accessed is not None and \
                 ctx.now - st.first_accessed > cutoff:
             dropped += 1  # seed 002: a short-term memory not promoted within 30 days
@@ -126,7 +135,8 @@ def phase_promote(ctx: Context, results: list[PhaseResult]) -> PhaseResult:
                 break
         winners += recovered
     human = blocks.outside_blocks(text)
-    entries: dict[str, tuple[float, str]] = {k: v for k, v in current.items() if k in by_key}
+    entries: dict[str, tuple[float, str]] = {k: v for k, v in current.items() if k in by_key
+                                             and not _gated(by_key[k])}
     for s in winners:
         note = by_key[s.key]
         first_claim = next((c.text for c in getattr(note, "claims", ()) if c.status ==

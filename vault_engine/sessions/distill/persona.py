@@ -29,6 +29,7 @@ from vault_engine.store.links import format_link, link_target_for
 from vault_engine.store.model import CARD_TYPES, Card, Note
 from vault_engine.store.namespaces import Caller, agent_of, persona_path
 from vault_engine.store.vault import Vault, VaultIndex
+from vault_engine.text.injection import is_injection
 
 from .apply import Applied, now_utc
 from .narrative import memory_date, merge_timelines, scene_block, timeline
@@ -65,9 +66,15 @@ def _card_line(card: Card, index: VaultIndex) -> str:
     return line + (f" — {claim}" if claim and claim != card.title else "")
 
 
+def gated(card: Card) -> bool:
+    """Does anything the card says read as a prompt injection? Such a card — whoever wrote it
+    — is never a line of the persona or of MEMORY.md, which every agent loads."""
+    return any(is_injection(t) for t in (card.title, *(c.text for c in card.claims)))
+
+
 def persona_block(index: VaultIndex) -> str:
     cards = sorted((n for n in index.notes if isinstance(n, Card)
-                    and n.type in PERSONA_TYPES + ("event", "fact")),
+                    and n.type in PERSONA_TYPES + ("event", "fact") and not gated(n)),
                    key=lambda c: (c.type or "", c.title))
     sections = {"preference": "Preferences", "instruction": "Instructions for the agent",
                 "event": "Life and events", "fact": "Facts"}

@@ -10,6 +10,9 @@
 | `claude-ai` | Claude.ai's export `conversations.json` (or one conversation of it) | claude_ai |
 | `openclaw` | an OpenClaw session file (~/.openclaw/agents/<agent>/sessions/<id>.jsonl) | openclaw |
 
+Whatever the format, a session's metadata — channel, agent, topic, model, speaker names — comes
+out one line, capped, and left out when it reads as an injection (fields.py).
+
 `detect` looks at the shape — one JSON document or JSON Lines, and the keys of the records —
 never at the file name. Input that fits none gets an error naming the formats above and the
 shape it did have, so the person knows whether to pass `--format` or convert the file.
@@ -22,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import chatgpt, claude_ai, claude_code, generic, openclaw
+from . import chatgpt, claude_ai, claude_code, fields, generic, openclaw
 from .base import IngestError, SessionIn, TurnIn
 
 __all__ = ["FORMATS", "IngestError", "SessionIn", "TurnIn", "detect", "detect_records",
@@ -146,9 +149,11 @@ def parse_input(data: bytes, source: str, fmt: str | None = None) -> list[Sessio
         raise UsageError(f"unknown format {fmt!r}", fix="use one of: auto, " + ", ".join(FORMATS))
     if name == "transcript" and fmt in (None, "auto"):
         try:
-            return FORMATS[name].parse(data, source)
+            parsed = FORMATS[name].parse(data, source)
         except IngestError as exc:
             if "no turns found" not in exc.message:
                 raise
             raise _unknown(source, "plain text with no `Speaker: text` lines") from None
-    return FORMATS[name].parse(data, source)
+    else:
+        parsed = FORMATS[name].parse(data, source)
+    return [fields.clean(s) for s in parsed]  # metadata is one-line data (formats/fields.py)
