@@ -135,3 +135,37 @@ def test_the_checkers_catch_planted_violations(tmp_path: Path) -> None:
     readers = environment_readers(tmp_path, ("vault_engine",))
     assert any("writes ALAYA_AGENT" in r for r in readers)
     assert any("reads ALAYA_AGENT" in r for r in readers)
+
+
+# store may not import text (docs/architecture.md), so the injection gate for what an agent
+# writes into `shared` is handed in: every product call of these passes it
+GATED = {"create_card", "link", "promote_shared"}
+
+
+def ungated(root: Path, packages: tuple[str, ...]) -> list[str]:
+    out = []
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.Call):
+                    continue
+                owner, name = _name(node)
+                if name in GATED and owner in ("card_ops", "cards", "") and \
+                        not any(k.arg == "screen" for k in node.keywords):
+                    if owner == "" and name == "link":
+                        continue  # a local link() of another module
+                    out.append(f"{path.relative_to(root).as_posix()}:{node.lineno}: {name}(…) "
+                               "without the injection screen")
+    return out
+
+
+def test_every_agent_write_into_shared_passes_the_injection_screen() -> None:
+    assert ungated(ROOT, ("cli", "compilers")) == []
+
+
+def test_the_screen_checker_catches_a_planted_call(tmp_path: Path) -> None:
+    pkg = tmp_path / "cli"
+    pkg.mkdir()
+    (pkg / "bad.py").write_text("def f(v, s):\n    return card_ops.create_card(v, s)\n")
+    assert ungated(tmp_path, ("cli",)) == ["cli/bad.py:2: create_card(…) without the injection screen"]
