@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_engine import artifacts as A
+from vault_engine import seal
 from vault_engine.config import toml_snapshot
 from vault_engine.primitives import now as clock
 from vault_engine.providers.embedding import EmbeddingError, get_embedder
@@ -104,7 +105,8 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     embedder = options.embedder or get_embedder(vault.config, batch=True)
     turn_context = bool(vault.config.get("embedding", "turn_context"))
     if _up_to_date(prev, records, usage, embedder.id, stats, options, state) and \
-            bool(prev and prev.get("turn_context", True)) == turn_context:
+            bool(prev and prev.get("turn_context", True)) == turn_context and \
+            _graph_trusted(prev_build, prev, vault.root):
         # Nothing to do: the published build already describes this vault exactly.
         stats.build = ""
         stats.up_to_date = True
@@ -213,12 +215,17 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
     graph_sig = signature([edges_sig, usage.signature]
                            + [f"{r.key}|{r.title}|{r.kind}|{r.type}|{r.path}|{r.namespace}|"
                               f"{tier_names[r.key]}" for r in records])
-    if units_reusable(prev_build, prev, "graph_sig", graph_sig, A.GRAPH):
-        shutil.copyfile(prev_build.path(A.GRAPH), tmp / A.GRAPH)  # type: ignore[union-attr]
-    else:
-        graph = build_graph(records, edges, tier_names)
-        with (tmp / A.GRAPH).open("wb") as fh:
-            pickle.dump(graph, fh, protocol=4)
+    graph_data = graph_mac = None
+    if units_reusable(prev_build, prev, "graph_sig", graph_sig, A.GRAPH) and \
+            _graph_trusted(prev_build, prev, vault.root):
+        assert prev_build is not None and prev is not None
+        graph_data = prev_build.path(A.GRAPH).read_bytes()  # unchanged: copied, seal and all
+        graph_mac = (prev.get(A.SEALS) or {}).get(A.GRAPH)
+    if graph_data is None:
+        graph_data = pickle.dumps(build_graph(records, edges, tier_names), protocol=4)
+        graph_mac = seal.sign(vault.root, "graph", graph_data)
+    (tmp / A.GRAPH).write_bytes(graph_data)
+    del graph_data
     timer.lap("graph")
 
     header = digest_header(records, edges, [f for f in frags if f.page])
@@ -247,6 +254,7 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
                    "context_vectors": stats.context_vectors},
         "lexical_shards": shard_sigs, "notes_lexical_sig": notes_sig, "graph_sig": graph_sig,
         "usage_sig": usage.signature,
+        A.SEALS: {A.GRAPH: graph_mac},  # the graph's MAC under this machine's key (seal.py)
     }
     stats.build = build_id
     timer.lap("manifest")
@@ -254,6 +262,21 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
             digests=audience_digests(records, tiers, out_edges, frags),
             claims=public_claims(records, frags))
     return stats
+
+
+def _graph_trusted(prev_build: A.Build | None, prev: dict[str, Any] | None, root: Path) -> bool:
+    """May the previous build's graph be kept? Only if this machine sealed it — checked on its
+    bytes, never unpickled. Without a key nothing is ever unpickled, so any graph may stay
+    (it is sealed once a key exists)."""
+    if prev_build is None or prev is None:
+        return False
+    if seal.machine_key(root) is None:
+        return True
+    try:
+        data = prev_build.path(A.GRAPH).read_bytes()
+    except OSError:
+        return False
+    return seal.verify(root, "graph", data, (prev.get(A.SEALS) or {}).get(A.GRAPH))
 
 
 def _up_to_date(prev: dict[str, Any] | None, records: Sequence[NoteRecord], usage: Usage,

@@ -7,6 +7,9 @@ Every error carries enough to act on: the file (vault-relative), the line when k
 
 from __future__ import annotations
 
+import errno
+import os
+
 
 class AlayaError(Exception):
     """Base class. `exit_code` is what the CLI should return for it."""
@@ -33,6 +36,17 @@ class AlayaError(Exception):
     def to_dict(self) -> dict[str, object]:
         return {"error": type(self).__name__, "message": self.message, "path": self.path,
                 "line": self.line, "fix": self.fix}
+
+
+# What a command tells the person once, beside its answer (cli/main.py prints them on stderr
+# at the end of the command): the machine key cannot be used, telemetry was not recorded …
+NOTICES: list[str] = []
+
+
+def notice(text: str) -> None:
+    """Say `text` once in this process (the same text twice is said once)."""
+    if text not in NOTICES:
+        NOTICES.append(text)
 
 
 class UsageError(AlayaError):
@@ -91,3 +105,83 @@ class LockTimeoutError(AlayaError):
 
 class NotCompiledError(AlayaError):
     """There are no artifacts to recall from (never compiled, or from an older format)."""
+
+
+class SealError(AlayaError):
+    """A pickled artifact is not sealed by this machine's key (docs/security.md, "Artifacts
+    alaya loads"): it was never loaded. `no_key`: there is no usable key at all."""
+
+    def __init__(self, message: str, *, path: str | None = None, fix: str | None = None,
+                 no_key: bool = False) -> None:
+        super().__init__(message, path=path, fix=fix)
+        self.no_key = no_key
+
+
+class WriteRefusedError(AlayaError):
+    """The machine refused a write: no space left, a quota, a read-only file system, no
+    permission. `path` is the absolute path of the write; nothing was half-written."""
+
+    exit_code = 3
+
+
+# errno → (what happened, what to do); `{folder}` is the folder of the refused write
+_REFUSALS: dict[int, tuple[str, str]] = {
+    errno.ENOSPC: ("no space left on the device",
+                   "free space on the disk that holds {folder} (df -h {folder}), then run the "
+                   "command again"),
+    errno.EDQUOT: ("the disk quota is exceeded",
+                   "free space or raise your quota on the disk that holds {folder}, then run "
+                   "the command again"),
+    errno.EROFS: ("the file system is read-only",
+                  "remount {folder} read-write (or work on a writable copy of the vault), then "
+                  "run the command again"),
+    errno.EACCES: ("permission denied",
+                   "give your user write permission on {folder} (ls -ld {folder}; chown or "
+                   "chmod u+w), then run the command again"),
+    errno.EPERM: ("the operation is not permitted",
+                  "give your user write permission on {folder} (ls -ld {folder}; chown or "
+                  "chmod u+w), then run the command again"),
+}
+# what SQLite and git say for the same refusals (their messages carry no errno)
+_SAYINGS: tuple[tuple[str, int], ...] = (
+    ("database or disk is full", errno.ENOSPC), ("no space left on device", errno.ENOSPC),
+    ("out of diskspace", errno.ENOSPC), ("disk i/o error", errno.ENOSPC),
+    ("unable to create temporary file", errno.ENOSPC),
+    ("disk quota exceeded", errno.EDQUOT), ("read-only file system", errno.EROFS),
+    ("attempt to write a readonly database", errno.EROFS), ("permission denied", errno.EACCES),
+    ("operation not permitted", errno.EPERM), ("unable to open database file", errno.EACCES),
+)
+
+
+def refusal(code: int, path: str | os.PathLike[str], what: str | None = None,
+            op: str = "a write") -> WriteRefusedError:
+    """The typed error for a write to `path` refused with errno `code` (`op`: "access" where
+    it is not known to be a write)."""
+    full = os.path.abspath(os.fspath(path))
+    folder = full if os.path.isdir(full) else os.path.dirname(full)
+    said, fix = _REFUSALS.get(code, _REFUSALS[errno.ENOSPC])
+    return WriteRefusedError(f"the machine refused {op}: {what or said}", path=full,
+                             fix=fix.format(folder=folder))
+
+
+def refused_write(exc: BaseException, path: str | os.PathLike[str] | None = None,
+                  op: str = "a write") -> WriteRefusedError | None:
+    """`exc` as a WriteRefusedError when it is the machine refusing a write (an OSError with
+    ENOSPC, EDQUOT, EROFS, EACCES or EPERM; SQLite's or git's words for the same); None for
+    anything else. `path`: where the write went, when the error does not say."""
+    if isinstance(exc, WriteRefusedError):
+        return exc
+    if isinstance(exc, OSError) and exc.errno in _REFUSALS:
+        where = path if path is not None else (exc.filename or os.getcwd())
+        return refusal(exc.errno, where, op=op)
+    text = (str(getattr(exc, "stderr", "") or "") + " " + str(exc)).lower()
+    kind = type(exc).__name__
+    if isinstance(exc, OSError) or kind in ("OperationalError", "DatabaseError", "GitError",
+                                             "GitCommandError"):
+        for saying, code in _SAYINGS:
+            if saying in text:
+                # SQLite says "disk I/O error" when a write finds the disk full
+                what = "a disk I/O error (the disk may be full)" if saying == "disk i/o error" \
+                    else None
+                return refusal(code, path if path is not None else os.getcwd(), what, op)
+    return None
