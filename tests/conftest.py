@@ -32,6 +32,9 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    from vault_engine.errors import NOTICES
+
+    NOTICES.clear()  # what one test's command had to say is not the next test's
     for var in ("ALAYA_VAULT", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
                 "GIT_COMMITTER_EMAIL", "NO_COLOR"):
         monkeypatch.delenv(var, raising=False)

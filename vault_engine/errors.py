@@ -127,30 +127,52 @@ class WriteRefusedError(AlayaError):
 # errno → (what happened, what to do); `{folder}` is the folder of the refused write
 _REFUSALS: dict[int, tuple[str, str]] = {
     errno.ENOSPC: ("no space left on the device",
-                   "free space on the disk that holds {folder} (df -h {folder}), then run the "
-                   "command again"),
+                   "free space on that disk (df -h {folder}), then run the command again"),
     errno.EDQUOT: ("the disk quota is exceeded",
-                   "free space or raise your quota on the disk that holds {folder}, then run "
-                   "the command again"),
+                   "free space or raise your quota (quota -s), then run the command again"),
     errno.EROFS: ("the file system is read-only",
-                  "remount {folder} read-write (or work on a writable copy of the vault), then "
-                  "run the command again"),
+                  "remount it read-write (or work on a writable copy of the vault), then run "
+                  "the command again"),
     errno.EACCES: ("permission denied",
-                   "give your user write permission on {folder} (ls -ld {folder}; chown or "
-                   "chmod u+w), then run the command again"),
+                   "give your user write permission there (ls -ld {folder}; chown or chmod "
+                   "u+w), then run the command again"),
     errno.EPERM: ("the operation is not permitted",
-                  "give your user write permission on {folder} (ls -ld {folder}; chown or "
-                  "chmod u+w), then run the command again"),
+                  "give your user write permission there (ls -ld {folder}; chown or chmod "
+                  "u+w), then run the command again"),
 }
-# what SQLite and git say for the same refusals (their messages carry no errno)
-_SAYINGS: tuple[tuple[str, int], ...] = (
+# what SQLite, git and faiss say for the same refusals (their messages carry no errno);
+# None: the words do not say which — the disk is asked (`diagnose`)
+_SAYINGS: tuple[tuple[str, int | None], ...] = (
     ("database or disk is full", errno.ENOSPC), ("no space left on device", errno.ENOSPC),
     ("out of diskspace", errno.ENOSPC), ("disk i/o error", errno.ENOSPC),
-    ("unable to create temporary file", errno.ENOSPC),
     ("disk quota exceeded", errno.EDQUOT), ("read-only file system", errno.EROFS),
-    ("attempt to write a readonly database", errno.EROFS), ("permission denied", errno.EACCES),
-    ("operation not permitted", errno.EPERM), ("unable to open database file", errno.EACCES),
+    # a remote's "Permission denied (publickey)" is not this disk's: asked, not assumed
+    ("permission denied", None), ("operation not permitted", None),
+    ("attempt to write a readonly database", None), ("unable to open database file", None),
+    ("unable to create temporary file", None), ("couldn't write", None),
+    ("unable to write", None), ("write error", None),
 )
+
+
+def diagnose(path: str | os.PathLike[str]) -> int | None:
+    """Why the disk holding `path` would refuse a write now: EROFS (mounted read-only),
+    ENOSPC (under 64 KiB or no inode left), EACCES (this user may not write there); None
+    when it would not."""
+    where = os.path.abspath(os.fspath(path))
+    while not os.path.exists(where) and os.path.dirname(where) != where:
+        where = os.path.dirname(where)
+    try:
+        st = os.statvfs(where)
+    except OSError:
+        return None
+    if st.f_flag & os.ST_RDONLY:
+        return errno.EROFS
+    if st.f_bavail * st.f_frsize < 64 << 10 or (st.f_files and not st.f_favail):
+        return errno.ENOSPC
+    folder = where if os.path.isdir(where) else os.path.dirname(where)
+    if not os.access(folder, os.W_OK) or (where != folder and not os.access(where, os.W_OK)):
+        return errno.EACCES
+    return None
 
 
 def refusal(code: int, path: str | os.PathLike[str], what: str | None = None,
@@ -160,6 +182,8 @@ def refusal(code: int, path: str | os.PathLike[str], what: str | None = None,
     full = os.path.abspath(os.fspath(path))
     folder = full if os.path.isdir(full) else os.path.dirname(full)
     said, fix = _REFUSALS.get(code, _REFUSALS[errno.ENOSPC])
+    if code not in (errno.EACCES, errno.EPERM):
+        op = "a write"  # no space, a quota, read-only: only ever a write
     return WriteRefusedError(f"the machine refused {op}: {what or said}", path=full,
                              fix=fix.format(folder=folder))
 
@@ -177,11 +201,17 @@ def refused_write(exc: BaseException, path: str | os.PathLike[str] | None = None
     text = (str(getattr(exc, "stderr", "") or "") + " " + str(exc)).lower()
     kind = type(exc).__name__
     if isinstance(exc, OSError) or kind in ("OperationalError", "DatabaseError", "GitError",
-                                             "GitCommandError"):
-        for saying, code in _SAYINGS:
+                                             "GitCommandError", "RuntimeError"):  # + faiss
+        where = path if path is not None else os.getcwd()
+        for saying, said in _SAYINGS:
             if saying in text:
+                code = said if said is not None else diagnose(where)
+                if code is None and saying == "attempt to write a readonly database":
+                    code = errno.EACCES  # SQLite's word for a file it may not write
+                if code is None:
+                    return None
                 # SQLite says "disk I/O error" when a write finds the disk full
                 what = "a disk I/O error (the disk may be full)" if saying == "disk i/o error" \
                     else None
-                return refusal(code, path if path is not None else os.getcwd(), what, op)
+                return refusal(code, where, what, op)
     return None

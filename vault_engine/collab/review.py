@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vault_engine.errors import AlayaError, NotFoundError, UsageError
+from vault_engine.errors import AlayaError, NotFoundError, UsageError, refused_write
 from vault_engine.store.history import _repo, identity_env
 from vault_engine.store.vault import Vault
 
@@ -239,6 +239,9 @@ def approve(vault: Vault, refs: list[str] | None = None) -> tuple[str | None, li
                 repo.git.merge("--abort")
             except git.GitCommandError:
                 pass
+            refused = refused_write(exc, vault.root / ".git")  # a full or read-only disk
+            if refused is not None:
+                raise refused from None
             raise ReviewError(f"approving into {main} failed: {exc.stderr.strip()}",
                               fix="commit or stash your own edits to these files first") from None
         return str(repo.head.commit.hexsha), chosen

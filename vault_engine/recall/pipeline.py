@@ -179,15 +179,20 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         "warnings": warnings,
     }
     if telemetry:
+        from vault_engine.errors import WriteRefusedError
         from vault_engine.telemetry import append_event
 
-        append_event(state_dir, {
-            "ts": now().strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "query": query.query_text or ",".join(query.from_nodes),
-            "hits": [{"id": n["id"], "score": n["score"], "relevance": relevance(h, ranked),
-                      "tier": n["tier"], "depth": n["depth"]} for h, n in zip(ranked, nodes,
-                                                                              strict=True)],
-            "latency_ms": result["latency_ms"], "expanded": bool(query.expand and depth > 0)})
+        try:
+            append_event(state_dir, {
+                "ts": now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "query": query.query_text or ",".join(query.from_nodes),
+                "hits": [{"id": n["id"], "score": n["score"], "relevance": relevance(h, ranked),
+                          "tier": n["tier"], "depth": n["depth"]}
+                         for h, n in zip(ranked, nodes, strict=True)],
+                "latency_ms": result["latency_ms"],
+                "expanded": bool(query.expand and depth > 0)})
+        except WriteRefusedError as exc:  # the answer stands; only its usage is not counted
+            warnings.append(f"this recall was not recorded in telemetry: {exc}")
     return result
 
 

@@ -359,11 +359,13 @@ class Vault:
         """Hold the vault lock (re-entrant within one Vault object)."""
         from filelock import FileLock, Timeout
 
-        if self._lock is None:
-            self.state_dir.mkdir(parents=True, exist_ok=True)
-            self._lock = FileLock(str(self.state_dir / "lock"))
+        from vault_engine.errors import refused_write
+
         wait = float(self.config.get("vault", "lock_timeout_s")) if timeout is None else timeout
         try:
+            if self._lock is None:
+                self.state_dir.mkdir(parents=True, exist_ok=True)
+                self._lock = FileLock(str(self.state_dir / "lock"))
             self._lock.acquire(timeout=wait)
         except Timeout:
             raise LockTimeoutError(
@@ -371,6 +373,8 @@ class Vault:
                 path=f"{ALAYA_DIR}/lock",
                 fix="wait for it to finish; if no alaya process is running, retry (the OS "
                     "releases the lock when its holder exits)") from None
+        except OSError as exc:  # a read-only or full vault: the lock file cannot be made
+            raise (refused_write(exc, self.state_dir / "lock") or exc) from exc
         try:
             yield
         finally:
