@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import git
 import pytest
@@ -465,3 +466,55 @@ def test_the_installed_command(how: str, ref: Ref, disk: Disk, tmp_path: Path) -
         shutil.rmtree(vault)
         for extra in ("g.graphml",):
             (vault.parent / extra).unlink(missing_ok=True)
+
+
+def test_mcp_tools_and_serve_answer_a_refused_disk_in_json(ref: Ref, disk: Disk) -> None:
+    """An MCP tool's error names the refusal in the tools' own terms (a full disk); `alaya
+    serve` still answers recall on a read-only disk (200) and says its telemetry was not
+    kept."""
+    import asyncio
+    import threading
+    import urllib.request
+
+    from mcp import Client, StdioServerParameters
+
+    from compilers.serve import RecallServer, read_serve_file
+    from vault_engine.store.vault import Vault
+
+    vault = copy_ref(ref, disk)
+    root = Path(__file__).resolve().parent.parent
+    srv = RecallServer(Vault.open(vault), token=None, watch=False)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    while not read_serve_file(vault / ".alaya"):
+        threading.Event().wait(0.05)
+    before = snapshot(vault)
+    disk.refuse("full")
+    try:
+        env = dict(os.environ, **disk.process_env())
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
+        params = StdioServerParameters(command=sys.executable, args=[
+            "-c", "from cli.main import main; main()", "--vault", str(vault), "mcp"],
+            env=env, cwd=str(root))
+
+        async def work() -> Any:
+            async with Client(params) as client:
+                return await client.call_tool("new", {"title": "MCP card", "type": "fact"})
+
+        called = asyncio.run(work())
+        disk.allow()
+        disk.refuse("ro")  # read-only: not even a line fits into telemetry's last page
+        request = urllib.request.Request(srv.url + "/recall", method="POST",
+                                         data=json.dumps({"query": "alpha"}).encode())
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            status, served = resp.status, json.loads(resp.read())
+    finally:
+        disk.allow()
+        srv.stop.set()
+        thread.join(10)
+    text = called.content[0].text
+    assert called.is_error and text.startswith("new: the machine refused a write: no space left")
+    assert f"[{disk.root}" in text and "fix: free space on that disk" in text
+    assert snapshot(vault) == before and leftovers(vault) == []
+    assert status == 200 and served["nodes"]
+    assert any("not recorded in telemetry" in w for w in served["warnings"])
