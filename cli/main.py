@@ -74,9 +74,7 @@ class AlayaGroup(click.Group):
             return super().invoke(ctx)
         except AlayaError as exc:
             # a git error that is the disk refusing a write (a full disk under .git) says so
-            refused = _refused(exc, getattr(ctx.obj, "vault_path", None)) \
-                if type(exc).__name__ == "GitError" else None
-            _fail(ctx, refused or exc)
+            _fail(ctx, _git_refused(exc, getattr(ctx.obj, "vault_path", None)) or exc)
         except Exception as exc:
             # the last line of defence: a write the machine refused (no space, read-only,
             # no permission) somewhere no gateway maps it is still one line and exit 3
@@ -113,6 +111,23 @@ def _refused(exc: BaseException, vault: Path | None) -> AlayaError | None:
         if refused is not None:
             return refused
     return None
+
+
+GIT_ERRORS = ("GitError", "SyncError", "ReviewError")  # what the engine says when git fails
+
+
+def _git_refused(exc: AlayaError, vault: Path | None) -> AlayaError | None:
+    """A git failure while the vault's disk refuses writes (git's own words vary: "unpack-
+    objects failed", "unable to update local ref" …): the disk's refusal, with its fix."""
+    from vault_engine.errors import diagnose, refusal
+
+    if type(exc).__name__ not in GIT_ERRORS or vault is None:
+        return None
+    refused = _refused(exc, Path(vault) / ".git")
+    if refused is not None:
+        return refused
+    code = diagnose(Path(vault) / ".git")
+    return refusal(code, Path(vault) / ".git") if code is not None else None
 
 
 def _notices() -> None:

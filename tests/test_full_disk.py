@@ -85,6 +85,17 @@ def ref(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ref]:
         repo = git.Repo(vault)
         repo.create_remote("origin", str(remote))
         repo.git.push("-q", "origin", "main")
+        # the other machine pushed a note since: `sync` has something to fetch and merge
+        other = git.Repo.clone_from(str(remote), base / "other", branch="main")
+        (base / "other" / "cards" / "Remote note.md").write_text(
+            "---\ntitle: Remote note\n---\nFrom the other machine. 来自另一台机器。\n",
+            encoding="utf-8")
+        other.git.add("-A")
+        with other.git.custom_environment(GIT_AUTHOR_NAME="Other", GIT_AUTHOR_EMAIL="o@example.org",
+                                          GIT_COMMITTER_NAME="Other",
+                                          GIT_COMMITTER_EMAIL="o@example.org"):
+            other.git.commit("-qm", "remote note")
+        other.git.push("-q", "origin", "main")
         outside = base / "outside"
         (outside / "import").mkdir(parents=True)
         (outside / "import" / "Imported note.md").write_text("# Imported\n\nSee [[Alpha card]].\n",
@@ -127,7 +138,7 @@ COMMANDS: dict[str, tuple[Callable[[Path, Path], list[str]], frozenset[int]]] = 
     "doctor": (lambda v, o: ["doctor", "--fix"], frozenset({0, 3})),
     "review": (lambda v, o: ["review", "approve"], frozenset({3})),
     "promote-shared": (lambda v, o: ["promote-shared", "Bot private"], frozenset({3})),
-    "sync": (lambda v, o: ["sync"], frozenset({0, 3})),
+    "sync": (lambda v, o: ["sync"], frozenset({3})),
     "restore": (lambda v, o: ["restore", "Old card"], frozenset({3})),
     "traverse": (lambda v, o: ["traverse", "Alpha card", "--save"], frozenset({3})),
     "context": (lambda v, o: ["context", "-q", "alpha"], frozenset({0})),
@@ -382,7 +393,8 @@ def test_read_only_vault(name: str, ref: Ref, disk: Disk) -> None:
 # a disk that runs out part-way: the note is written and git cannot store it, or the build is
 # half written — each point is undone
 @pytest.mark.parametrize("leave", [8 << 10, 64 << 10])
-@pytest.mark.parametrize("name", ["new", "link", "ingest", "compile", "introspect"])
+@pytest.mark.parametrize("name", ["new", "link", "ingest", "compile", "introspect", "review",
+                                  "sync"])
 def test_disk_full_part_way(name: str, leave: int, ref: Ref, disk: Disk) -> None:
     check_refused(name, ref, disk, "full", leave)
 
@@ -518,3 +530,44 @@ def test_mcp_tools_and_serve_answer_a_refused_disk_in_json(ref: Ref, disk: Disk)
     assert snapshot(vault) == before and leftovers(vault) == []
     assert status == 200 and served["nodes"]
     assert any("not recorded in telemetry" in w for w in served["warnings"])
+
+
+# -- the mapping itself -------------------------------------------------------------------------
+@pytest.mark.parametrize(("code", "said"), [
+    (errno.ENOSPC, "no space left on the device"), (errno.EDQUOT, "the disk quota is exceeded"),
+    (errno.EROFS, "the file system is read-only"), (errno.EACCES, "permission denied"),
+    (errno.EPERM, "the operation is not permitted")])
+def test_each_refusal_is_one_error_with_exit_code_3(code: int, said: str, tmp_path: Path) -> None:
+    from vault_engine.errors import refused_write
+
+    target = tmp_path / "cards" / "x.md"
+    got = refused_write(OSError(code, os.strerror(code), str(tmp_path / ".x.alaya-tmp-1")), target)
+    assert got is not None and got.exit_code == 3
+    assert str(got) == (f"{target}: the machine refused a write: {said} (fix: {got.fix})")
+    assert str(got.fix).endswith("then run the command again")
+    assert refused_write(FileNotFoundError(errno.ENOENT, "No such file", str(target))) is None
+
+
+def test_what_sqlite_git_and_faiss_say_is_asked_of_the_disk(tmp_path: Path) -> None:
+    """Words that name the refusal map at once; ambiguous words ("readonly database",
+    "Permission denied" from a remote) are checked against the disk itself."""
+    import sqlite3
+
+    from git import GitCommandError
+
+    from vault_engine.errors import refused_write
+
+    full = refused_write(sqlite3.OperationalError("database or disk is full"), tmp_path / "e.db")
+    assert full is not None and "no space left" in full.message
+    faiss = RuntimeError("Error in faiss::write_index: write error in x.faiss: 0 != 3072 "
+                         "(No space left on device)")
+    assert refused_write(faiss, tmp_path) is not None
+    # a writable, roomy folder: a push refused by the remote is not this disk's refusal
+    push = GitCommandError(["git", "push"], 128, b"git@host: Permission denied (publickey).")
+    assert refused_write(push, tmp_path / ".git") is None
+    assert refused_write(sqlite3.OperationalError("unable to open database file"),
+                         tmp_path / "e.db") is None
+    readonly = refused_write(sqlite3.OperationalError("attempt to write a readonly database"),
+                             tmp_path / "e.db")
+    assert readonly is not None and "permission denied" in readonly.message
+    assert refused_write(ValueError("No space left on device")) is None  # not an I/O error

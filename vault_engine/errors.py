@@ -184,6 +184,8 @@ def refusal(code: int, path: str | os.PathLike[str], what: str | None = None,
     said, fix = _REFUSALS.get(code, _REFUSALS[errno.ENOSPC])
     if code not in (errno.EACCES, errno.EPERM):
         op = "a write"  # no space, a quota, read-only: only ever a write
+    elif op != "a write":
+        fix = fix.replace("write permission", "permission").replace("u+w", "u+rwX")
     return WriteRefusedError(f"the machine refused {op}: {what or said}", path=full,
                              fix=fix.format(folder=folder))
 
@@ -201,7 +203,8 @@ def refused_write(exc: BaseException, path: str | os.PathLike[str] | None = None
     text = (str(getattr(exc, "stderr", "") or "") + " " + str(exc)).lower()
     kind = type(exc).__name__
     if isinstance(exc, OSError) or kind in ("OperationalError", "DatabaseError", "GitError",
-                                             "GitCommandError", "RuntimeError"):  # + faiss
+                                             "GitCommandError", "SyncError", "ReviewError",
+                                             "RuntimeError"):  # + faiss
         where = path if path is not None else os.getcwd()
         for saying, said in _SAYINGS:
             if saying in text:
