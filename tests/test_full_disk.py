@@ -6,9 +6,10 @@ temp file, no journal left, `.alaya/` builds whole or absent, the git history an
 they were. Once the disk has room again, the same command works.
 
 The disk is real where root allows it — a small tmpfs mounted as the vault's disk, filled to
-the last page, or remounted read-only; without root, the one write primitive (`os.open`,
-under which every file alaya writes is opened) refuses instead. Permission denied is a real
-process without the capability to override file permissions.
+the last page, or remounted read-only; without root, the write primitive `os.open` refuses
+instead (under the gateway's atomic writes, the journal, the locks, telemetry; SQLite and git
+bypass it, so the full-disk cases that need them are the tmpfs's). Permission denied is a
+real process without the capability to override file permissions.
 """
 
 from __future__ import annotations
@@ -253,10 +254,10 @@ if __name__ == "sitecustomize":
 
 
 class Refusing(Disk):
-    """No mount possible (not root): `os.open` — under every file alaya opens to write (its
-    atomic temp files, the journal, telemetry, the locks, caches) — and `os.mkdir` refuse
-    under `root` with the errno of a full (ENOSPC) or read-only (EROFS) disk, in this
-    process and in `alaya` processes started with `process_env()`."""
+    """No mount possible (not root): `os.open` — under the gateway's atomic temp files, the
+    journal, telemetry, the locks — and `os.mkdir` refuse under `root` with the errno of a
+    full (ENOSPC) or read-only (EROFS) disk, in this process and in `alaya` processes started
+    with `process_env()`."""
 
     def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         super().__init__(root)
@@ -571,3 +572,16 @@ def test_what_sqlite_git_and_faiss_say_is_asked_of_the_disk(tmp_path: Path) -> N
                              tmp_path / "e.db")
     assert readonly is not None and "permission denied" in readonly.message
     assert refused_write(ValueError("No space left on device")) is None  # not an I/O error
+
+
+@pytest.mark.parametrize("how", ["full", "ro"])
+def test_the_refusing_primitive_stands_in_for_a_disk(how: str, ref: Ref, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stand-in used where no tmpfs can be mounted, run here too so it is known to work:
+    a write-open refused under the vault is the same one line, exit 3, nothing changed."""
+    for k, v in ref.env.items():
+        monkeypatch.setenv(k, v)
+    disk = Refusing(tmp_path / "refusing", monkeypatch)
+    for name in ("new", "link", "ingest", "recall", "feedback", "compile"):
+        check_refused(name, ref, disk, how)
+        shutil.rmtree(disk.root / "vault")
