@@ -585,3 +585,14 @@ def test_the_refusing_primitive_stands_in_for_a_disk(how: str, ref: Ref, tmp_pat
     for name in ("new", "link", "ingest", "recall", "feedback", "compile"):
         check_refused(name, ref, disk, how)
         shutil.rmtree(disk.root / "vault")
+    # and in a process of the installed command, through the sitecustomize shim
+    vault = copy_ref(ref, disk)
+    before = snapshot(vault)
+    disk.refuse(how)
+    proc = subprocess.run([ALAYA, "--vault", str(vault), "new", "--title", "Shim card",
+                           "--type", "fact"], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, **disk.process_env()))
+    disk.allow()
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr
+    refused_line(proc.stderr, disk.root)
+    assert snapshot(vault) == before and leftovers(vault) == []

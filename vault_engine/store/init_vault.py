@@ -113,7 +113,12 @@ def init_vault(path: Path, *, commit: bool = True) -> InitResult:
     already = (root / CONFIG_FILE).exists() and history.is_repo(root)
     folders = {root / p for rel, _ in template_files() for p in Path(rel).parents}
     existed = {f for f in folders if f.exists()}
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        from vault_engine.errors import refused_write
+
+        raise (refused_write(exc, root) or exc) from exc
     had_obsidian = (root / ".obsidian").is_dir()
     adopted = sum(1 for p in root.rglob("*.md")
                   if ".git" not in p.parts and ".alaya" not in p.parts) if not already else 0
