@@ -604,3 +604,47 @@ def test_the_refusing_primitive_stands_in_for_a_disk(how: str, ref: Ref, tmp_pat
     assert proc.returncode == 3 and "Traceback" not in proc.stderr
     refused_line(proc.stderr, disk.root)
     assert snapshot(vault) == before and leftovers(vault) == []
+
+
+def test_an_undo_short_of_space_leaves_a_journal_that_tells_the_truth(
+        ref: Ref, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a reserve (a file system with no fallocate) the undo itself may find no room:
+    then the file keeps the change's whole text, the journal names exactly it, the error says
+    so, and the next write commits it as recovered — nothing is lost or half-written."""
+    from vault_engine.errors import refusal
+    from vault_engine.store import history, journal, transaction
+
+    for k, v in ref.env.items():
+        monkeypatch.setenv(k, v)
+    vault = tmp_path / "vault"
+    shutil.copytree(ref.vault, vault, symlinks=True)
+    head, _ = git_state(vault)
+    card = vault / "cards" / "fact" / "Beta card.md"
+    real_commit = history.commit_paths
+
+    def no_room(*args: object, **kw: object) -> None:
+        raise refusal(errno.ENOSPC, vault / ".git")
+
+    monkeypatch.setattr(journal.Reserve, "grow", lambda self, n: None)
+    monkeypatch.setattr(history, "commit_paths", no_room)
+    monkeypatch.setattr(transaction, "atomic_write", lambda full, data, **kw: no_room())
+    result = invoke(vault, "link", "Beta card", "Gamma card", "--rel", "SIMILAR_TO")
+    assert result.exit_code == 3
+    line = refused_line(result.stderr, vault)
+    assert "1 file(s) of the change could not be put back: cards/fact/Beta card.md" in line
+    assert "commits them as 'recovered'" in line
+    text = card.read_text(encoding="utf-8")
+    assert "SIMILAR_TO" in text and text.endswith("\n")  # the change's whole text
+    journals = list((vault / ".alaya" / "journal").glob("*.jsonl"))
+    assert len(journals) == 1
+    assert [json.loads(x) for x in journals[0].read_text("utf-8").splitlines()][1:] == \
+        [{"path": "cards/fact/Beta card.md"}]
+    monkeypatch.setattr(history, "commit_paths", real_commit)
+    monkeypatch.undo()  # room again
+    for k, v in ref.env.items():
+        monkeypatch.setenv(k, v)
+    assert invoke(vault, "new", "--title", "After card", "--type", "fact").exit_code == 0
+    repo = git.Repo(vault)
+    messages = [c.message for c in repo.iter_commits(f"{head}..HEAD")]
+    assert any("recovered" in m and "cards/fact/Beta card.md" in m for m in messages)
+    assert repo.git.status("--porcelain") == "" and leftovers(vault) == []

@@ -158,10 +158,12 @@ class Transaction:
             self._journal.close()
         if left:
             raise WriteRefusedError(
-                f"the command failed and {len(left)} file(s) could not be put back: "
-                + ", ".join(left), path=str(self.vault.root),
+                f"the machine refused a write, and {len(left)} file(s) of the change could not "
+                "be put back: " + ", ".join(left), path=str(self.vault.root),
                 fix="free space on the vault's disk; the next alaya write commits them as "
-                    "'recovered' (or run `alaya doctor --fix`)")
+                    "'recovered' (or run `alaya doctor --fix`)" if self._journal is not None
+                else "free space on the vault's disk; they hold this change, uncommitted "
+                     "(--no-commit): `git diff` shows it")
 
     def _rollback(self) -> list[str]:
         """Put each file back as it was; returns those that could not be. New files are
