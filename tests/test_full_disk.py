@@ -402,8 +402,8 @@ def test_read_only_vault(name: str, ref: Ref, disk: Disk) -> None:
 # a disk that runs out part-way: the note is written and git cannot store it, or the build is
 # half written — each point is undone
 @pytest.mark.parametrize("leave", [8 << 10, 64 << 10])
-@pytest.mark.parametrize("name", ["new", "link", "ingest", "capture", "compile", "introspect", "review",
-                                  "sync"])
+@pytest.mark.parametrize("name", ["new", "link", "ingest", "capture", "compile", "introspect",
+                                  "review", "sync", "demo"])
 def test_disk_full_part_way(name: str, leave: int, ref: Ref, disk: Disk) -> None:
     check_refused(name, ref, disk, "full", leave)
 
