@@ -308,13 +308,7 @@ def _graph_trusted(prev_build: A.Build | None, prev: dict[str, Any] | None, root
     (it is sealed once a key exists)."""
     if prev_build is None or prev is None:
         return False
-    if seal.machine_key(root) is None:
-        return True
-    try:
-        data = prev_build.path(A.GRAPH).read_bytes()
-    except OSError:
-        return False
-    return seal.verify(root, "graph", data, (prev.get(A.SEALS) or {}).get(A.GRAPH))
+    return seal.machine_key(root) is None or prev_build.graph_sealed(prev)
 
 
 def _up_to_date(prev: dict[str, Any] | None, records: Sequence[NoteRecord], usage: Usage,

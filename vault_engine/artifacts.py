@@ -102,15 +102,16 @@ class Build:
         mac = (self.manifest().get(SEALS) or {}).get(GRAPH)
         return seal.load_signed(self.path(GRAPH), self.vault_root, "graph", mac)
 
-    def graph_sealed(self) -> bool:
-        """Does this build's graph carry a valid seal (checked, never unpickled)?"""
+    def graph_sealed(self, manifest: dict[str, Any] | None = None) -> bool:
+        """Does this build's graph carry this machine's seal (checked on the bytes, never
+        unpickled)? `manifest`: this build's, when the caller has it parsed already."""
         from . import seal
 
         try:
             data = self.path(GRAPH).read_bytes()
         except OSError:
             return False
-        mac = (self.manifest().get(SEALS) or {}).get(GRAPH)
+        mac = ((manifest if manifest is not None else self.manifest()).get(SEALS) or {}).get(GRAPH)
         return seal.verify(self.vault_root, "graph", data, mac)
 
     def config_snapshot(self) -> dict[str, Any] | None:
