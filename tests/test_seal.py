@@ -405,3 +405,22 @@ def test_the_unpickle_guard_can_fail(tmp_path: Path) -> None:
                        "pickle.load(open('x', 'rb'))\nnp.load('a.npy', allow_pickle=True)\n")
     assert sorted(executable_loads([planted], tmp_path / "seal.py")) == [
         "bad.py:2 from marshal import loads", "bad.py:3 pickle.load", "bad.py:4 load(allow_pickle=…)"]
+
+
+def test_doctor_names_a_foreign_graph_and_a_refused_key(built: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    def checks() -> dict[str, dict[str, object]]:
+        out = run(built, "doctor", "--json")
+        return {c["name"]: c for c in json.loads(out.stdout)["checks"]}
+
+    assert checks()["machine-key"]["ok"] is True and "graph-seal" not in checks()
+    graph_planted("other-key", built, tmp_path / "ran", monkeypatch, tmp_path)
+    found = checks()["graph-seal"]
+    assert found["ok"] is False and found["fix"] == "alaya compile"
+    assert "not sealed by this machine's key" in str(found["message"])
+    assert run(built, "compile").exit_code == 0 and "graph-seal" not in checks()
+    seal.key_path().chmod(0o644)
+    key = checks()["machine-key"]
+    assert key["ok"] is False and "mode 644" in str(key["message"])
+    assert str(key["fix"]).startswith(f"rm {seal.key_path()}")
+    assert not (tmp_path / "ran").exists()

@@ -73,20 +73,31 @@ def key_path() -> Path:
 def machine_key(vault_root: Path | None = None, *, create: bool = True) -> bytes | None:
     """This machine's key, made on first use; None when there is none alaya may use (said
     once, as a notice). `vault_root`: a key inside this vault is refused."""
+    key, problem = _key(vault_root, create)
+    if problem is not None:
+        notice(f"{problem[0]}: alaya loads no pickle and rebuilds its caches in memory "
+               f"(fix: {problem[1]})")
+    return key
+
+
+def key_problem(vault_root: Path | None = None) -> tuple[str, str] | None:
+    """Why there is no usable key — (what is wrong, what to do) — or None (`alaya doctor`)."""
+    return _key(vault_root, True)[1]
+
+
+def _key(vault_root: Path | None, create: bool) -> tuple[bytes | None, tuple[str, str] | None]:
     path = key_path()
     try:
         if vault_root is not None and _inside(path, vault_root):
             raise _Refused("it lies inside the vault, which is shared with whoever syncs it",
                            "set ALAYA_CONFIG_DIR to a folder of yours outside the vault")
-        return _read_key(path, create)
+        return _read_key(path, create), None
     except _Refused as refused:
-        notice(f"{path}: not used as this machine's key ({refused.why}): alaya loads no "
-               f"pickle and rebuilds its caches in memory (fix: {refused.fix})")
+        return None, (f"{path}: not used as this machine's key ({refused.why})", refused.fix)
     except OSError as exc:
-        notice(f"{path}: no machine key can be made here ({exc.strerror or exc}): alaya loads "
-               "no pickle and rebuilds its caches in memory (fix: make that folder writable "
-               "or set ALAYA_CONFIG_DIR to a writable folder of yours)")
-    return None
+        return None, (f"{path}: no machine key can be made here ({exc.strerror or exc})",
+                      "make that folder writable or set ALAYA_CONFIG_DIR to a writable "
+                      "folder of yours")
 
 
 def _inside(path: Path, vault_root: Path) -> bool:
