@@ -227,9 +227,12 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
 
         if len(cstate.vocab) > 1000 and stats.deleted + stats.parsed > 0:
             cstate.compact_vocab(r.path for r in records)
-        shard_sigs = write_lexical_shards(tmp / A.LEXICAL, records, cstate, prev_build, prev)
+        # --full takes nothing from the previous build (a build that is broken or planted
+        # is replaced whole); otherwise what did not change is copied from it
+        source = None if options.full else prev_build
+        shard_sigs = write_lexical_shards(tmp / A.LEXICAL, records, cstate, source, prev)
         pack_shards(str(tmp / A.LEXICAL))
-        notes_sig = write_note_documents(tmp / A.LEXICAL_NOTES, records, cstate, prev_build, prev)
+        notes_sig = write_note_documents(tmp / A.LEXICAL_NOTES, records, cstate, source, prev)
         timer.lap("lexical")
 
         tier_names = {k: v.tier for k, v in tiers.items()}
@@ -238,8 +241,8 @@ def _compile(vault: Vault, options: CompileOptions, cstate: CompileState) -> Com
                                + [f"{r.key}|{r.title}|{r.kind}|{r.type}|{r.path}|{r.namespace}|"
                                   f"{tier_names[r.key]}" for r in records])
         graph_data = graph_mac = None
-        if units_reusable(prev_build, prev, "graph_sig", graph_sig, A.GRAPH) and \
-                _graph_trusted(prev_build, prev, vault.root):
+        if units_reusable(source, prev, "graph_sig", graph_sig, A.GRAPH) and \
+                _graph_trusted(source, prev, vault.root):
             assert prev_build is not None and prev is not None
             graph_data = prev_build.path(A.GRAPH).read_bytes()  # unchanged: copied, seal and all
             graph_mac = (prev.get(A.SEALS) or {}).get(A.GRAPH)

@@ -424,3 +424,30 @@ def test_doctor_names_a_foreign_graph_and_a_refused_key(built: Path, tmp_path: P
     assert key["ok"] is False and "mode 644" in str(key["message"])
     assert str(key["fix"]).startswith(f"rm {seal.key_path()}")
     assert not (tmp_path / "ran").exists()
+
+
+def test_arrays_holding_python_objects_are_never_loaded(built: Path, tmp_path: Path) -> None:
+    """`np.load` with a pickle inside: every .npy of the build replaced by an object array
+    whose elements would run the payload. Recall refuses them unread, in one line with the
+    fix, and answers again after `alaya compile --full`."""
+    import numpy as np
+
+    marker = tmp_path / "ran"
+    build = A.current_build(built / ".alaya")
+    assert build is not None
+    planted = sorted(build.root.rglob("*.npy"))
+    assert len(planted) > 20
+    for path in planted:
+        np.save(path, np.array([Plant(marker), Plant(marker)], dtype=object), allow_pickle=True)
+    env = dict(os.environ, NO_COLOR="1")
+    refused = subprocess.run([ALAYA, "--vault", str(built), "recall", "gateway", "--json"],
+                             capture_output=True, text=True, env=env, timeout=300)
+    assert not marker.exists()
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    error = json.loads(refused.stdout)
+    assert error["error"] == "NotCompiledError" and "not an array alaya wrote" in error["message"]
+    assert error["fix"] == "run `alaya compile --full`"
+    assert run(built, "compile", "--full").exit_code == 0
+    answer = run(built, "recall", "gateway restart", "--json")
+    assert answer.exit_code == 0 and not marker.exists()
+    assert "Gateway restart" in [n["title"] for n in json.loads(answer.stdout)["nodes"]]
