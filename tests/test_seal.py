@@ -6,11 +6,13 @@ the marker file its payload would create never appears, and the command still an
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import pickle
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import networkx as nx
@@ -340,13 +342,43 @@ def test_symlinked_or_malformed_key_is_refused(tmp_path: Path) -> None:
     assert "64 hex digits" in refused(tmp_path / "vault")
 
 
+@contextlib.contextmanager
+def read_only_home(where: Path) -> Iterator[Path]:
+    """A home folder nobody may write: a tmpfs remounted read-only where root allows it,
+    else a folder without write permission."""
+    where.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)],
+                             capture_output=True).returncode == 0
+    if mounted:
+        subprocess.run(["mount", "-o", "remount,ro", str(where)], check=True)
+    else:
+        where.chmod(0o500)
+    try:
+        yield where
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(where)], check=True)
+        else:
+            where.chmod(0o700)
+
+
+@pytest.mark.parametrize("how", ["read-only home", "a file in the way"])
 def test_no_key_can_be_made_alaya_still_works_and_loads_no_pickle(
-        built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A config folder that cannot exist (under a file: as if home were read-only): every
+        built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """No config folder can be made (a read-only home, or a file where it would go): every
     command works, nothing is unpickled, and it is said once per command."""
-    blocker = tmp_path / "not-a-folder"
-    blocker.write_text("")
-    monkeypatch.setenv("ALAYA_CONFIG_DIR", str(blocker / "alaya"))
+    with contextlib.ExitStack() as stack:
+        if how == "read-only home":
+            home = stack.enter_context(read_only_home(tmp_path / "ro-home"))
+            monkeypatch.setenv("ALAYA_CONFIG_DIR", str(home / ".config" / "alaya"))
+        else:
+            blocker = tmp_path / "not-a-folder"
+            blocker.write_text("")
+            monkeypatch.setenv("ALAYA_CONFIG_DIR", str(blocker / "alaya"))
+        without_a_key(built, tmp_path)
+
+
+def without_a_key(built: Path, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     (built / ".alaya" / A.RECORD_CACHE).write_bytes(pickle.dumps(Plant(marker)))
     (built / ".alaya" / A.CURRENT).unlink()  # a first build, made without a key
