@@ -107,6 +107,11 @@ class NotCompiledError(AlayaError):
     """There are no artifacts to recall from (never compiled, or from an older format)."""
 
 
+class UnreadableArtifactError(NotCompiledError, ValueError):
+    """An artifact file that is not what alaya writes (cut short, or an array of Python
+    objects, which is never loaded). A ValueError too, as numpy's own error was."""
+
+
 class SealError(AlayaError):
     """A pickled artifact is not sealed by this machine's key (docs/security.md, "Artifacts
     alaya loads"): it was never loaded. `no_key`: there is no usable key at all."""

@@ -41,10 +41,11 @@ def load_npy(path: Any, *, mmap: bool = True) -> Any:
         # never allow_pickle: an array of Python objects (a pickle inside) is refused unread
         return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
     except ValueError as exc:
-        from vault_engine.errors import NotCompiledError
+        from vault_engine.errors import UnreadableArtifactError
 
-        raise NotCompiledError(f"{path} is not an array alaya wrote ({exc}); it was not loaded",
-                               path=str(path), fix="run `alaya compile --full`") from None
+        raise UnreadableArtifactError(f"{path} is not an array alaya wrote ({exc}); it was not "
+                                      "loaded", path=str(path),
+                                      fix="run `alaya compile --full`") from None
 
 
 def _header(head: bytes) -> tuple[Any, tuple[int, ...], int] | None:
