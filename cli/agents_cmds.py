@@ -288,9 +288,13 @@ def sync(obj: Any, remote: str, branch: str | None, rebase: bool, no_push: bool,
     compiled = None
     if not no_compile:
         from compilers.pipeline import compile_vault
+        from vault_engine.errors import WriteRefusedError
 
-        stats = compile_vault(vault)
-        compiled = stats.build
+        try:
+            compiled = compile_vault(vault).build
+        except WriteRefusedError as exc:  # the sync stands; only the artifacts lag behind
+            echo(warn(f"synced, but the artifacts were not refreshed ({exc}); recall says "
+                      "stale until `alaya compile` succeeds"), err=True)
     if as_json:
         emit_json({**asdict(result), "build": compiled})
         return

@@ -87,7 +87,8 @@ def _render(stats: dict[str, Any]) -> None:
               help="Do not compile: exit 1 when the artifacts do not match the vault.")
 @click.option("--strict", is_flag=True, help="Exit 1 when a note was malformed and skipped.")
 @click.option("--full", is_flag=True,
-              help="Re-parse every note (embeddings still come from the cache).")
+              help="Re-parse every note and rebuild every artifact, copying nothing from the "
+                   "previous build (embeddings still come from the cache).")
 @json_option
 @click.pass_obj
 @pass_json

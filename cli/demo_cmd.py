@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import click
 
 from compilers.options import CompileOptions  # noqa: I001
 from compilers.pipeline import compile_vault
+from vault_engine.errors import WriteRefusedError
 from vault_engine.recall.trace import trace
 from vault_engine.sessions.distill import distill
 from vault_engine.sessions.ingest import ingest, read_inputs
@@ -48,6 +50,16 @@ def demo(obj: Any, target: Path | None) -> None:
       alaya demo --dir ~/alaya-demo
     """
     root = target or Path(tempfile.mkdtemp(prefix="alaya-demo-")) / "vault"
+    made = not root.exists()
+    try:
+        _tour(root)
+    except WriteRefusedError:
+        if made:  # a demo the disk refused half-way is not left behind half-made
+            shutil.rmtree(root if target else root.parent, ignore_errors=True)
+        raise
+
+
+def _tour(root: Path) -> None:
     echo(style("1. init", bold=True))
     init_vault(root)
     vault = Vault.open(root, caller=Caller.owner())  # the demo's vault is the person's own

@@ -78,15 +78,70 @@ class AlayaGroup(click.Group):
         try:
             return super().invoke(ctx)
         except AlayaError as exc:
-            as_json = _json_requested(ctx)
-            if as_json:
-                emit_json(exc.to_dict())
-            else:
-                echo(fail(str(exc)), err=True)
-            sys.exit(exc.exit_code)
+            # a git error that is the disk refusing a write (a full disk under .git) says so
+            _fail(ctx, _git_refused(exc, getattr(ctx.obj, "vault_path", None)) or exc)
+        except Exception as exc:
+            # the last line of defence: a write the machine refused (no space, read-only,
+            # no permission) somewhere no gateway maps it is still one line and exit 3
+            refused = _refused(exc, getattr(ctx.obj, "vault_path", None))
+            if refused is None:
+                raise
+            _fail(ctx, refused)
         finally:
             set_command(None)
             _warn_uncommitted()
+            _notices()
+
+
+def _fail(ctx: click.Context, exc: AlayaError) -> None:
+    """The error as the command's last line (what else there is to say comes before it)."""
+    _warn_uncommitted()
+    _notices()
+    if _json_requested(ctx):
+        emit_json(exc.to_dict())
+    else:
+        echo(fail(str(exc)), err=True)
+    sys.exit(exc.exit_code)
+
+
+def _refused(exc: BaseException, vault: Path | None) -> AlayaError | None:
+    """`exc`, or what caused it, as the machine refusing access (vault_engine.errors); where
+    the error names no file, the vault is named."""
+    from vault_engine.errors import refused_write
+
+    for seen in (exc, exc.__cause__):
+        if seen is None:
+            continue
+        refused = refused_write(seen, getattr(seen, "filename", None) or vault, op="access")
+        if refused is not None:
+            return refused
+    return None
+
+
+GIT_ERRORS = ("GitError", "SyncError", "ReviewError")  # what the engine says when git fails
+
+
+def _git_refused(exc: AlayaError, vault: Path | None) -> AlayaError | None:
+    """A git failure while the vault's disk refuses writes (git's own words vary: "unpack-
+    objects failed", "unable to update local ref" …): the disk's refusal, with its fix."""
+    from vault_engine.errors import diagnose, refusal
+
+    if type(exc).__name__ not in GIT_ERRORS or vault is None:
+        return None
+    refused = _refused(exc, Path(vault) / ".git")
+    if refused is not None:
+        return refused
+    code = diagnose(Path(vault) / ".git")
+    return refusal(code, Path(vault) / ".git") if code is not None else None
+
+
+def _notices() -> None:
+    """What the engine asked to say once (the machine key, telemetry not recorded …)."""
+    from vault_engine.errors import NOTICES
+
+    for text in NOTICES:
+        echo(f"! {text}", err=True)
+    NOTICES.clear()
 
 
 def _warn_uncommitted() -> None:
@@ -122,8 +177,10 @@ def cli(ctx: click.Context, vault_path: Path | None, agent: str | None) -> None:
     Notes are Obsidian-style markdown with YAML frontmatter: cards with claims and evidence,
     typed relations as wikilinks, entities and sessions. Every change is a git commit.
 
-    Exit codes: 0 ok, 1 findings or failure, 2 usage error. Add --json to any command for
-    machine-readable output. NO_COLOR disables colour.
+    Exit codes: 0 ok, 1 findings or failure, 2 usage error, 3 the machine refused a write
+    (no space left, a read-only file system, permission denied: the error names the path;
+    nothing is half-written). Add --json to any command for machine-readable output.
+    NO_COLOR disables colour.
     """
     import os
 

@@ -47,7 +47,7 @@ def build_server(root: Path, *, caller: Caller,
     from pydantic import ValidationError
 
     from compilers.refresh import Refresher
-    from vault_engine.errors import AlayaError, NotCompiledError
+    from vault_engine.errors import AlayaError, NotCompiledError, refused_write
     from vault_engine.store.vault import Vault
 
     from .main import __version__
@@ -109,6 +109,11 @@ def build_server(root: Path, *, caller: Caller,
                 return call()
         except AlayaError as exc:
             raise ToolError(tool_error(tool, exc.message, exc.fix, exc.path)) from None
+        except Exception as exc:
+            refused = refused_write(exc, op="access")  # no space, read-only, no permission
+            if refused is None:
+                raise
+            raise ToolError(tool_error(tool, refused.message, refused.fix, refused.path)) from None
 
     def wrote(result: dict[str, Any]) -> dict[str, Any]:
         """After one of this server's writes: compile, so the next recall sees it."""

@@ -215,9 +215,18 @@ def export(obj: Any, fmt: str, output: Path, as_json: bool) -> None:
       alaya export --format markdown --output ~/alaya-export
     """
     from vault_engine.care.status import export as run_export
+    from vault_engine.errors import SealError
 
     vault = obj.vault()
-    result = run_export(vault.state_dir, vault.root, fmt, output, caller=vault.caller)
+    try:
+        result = run_export(vault.state_dir, vault.root, fmt, output, caller=vault.caller)
+    except SealError as exc:
+        if not exc.no_key:
+            raise  # not sealed by this machine: never loaded, rebuilt by `alaya compile`
+        from compilers.pipeline import graph_in_memory
+
+        result = run_export(vault.state_dir, vault.root, fmt, output, caller=vault.caller,
+                            graph=graph_in_memory(vault))
     if as_json:
         emit_json(result)
     elif fmt == "graphml":

@@ -63,9 +63,17 @@ def init(obj: object, path: Path | None, as_json: bool, no_commit: bool,
     # an explicit `alaya compile`, which embeds them all
     if not result.already and not result.adopted and not no_compile:
         from compilers.pipeline import compile_vault
+        from vault_engine.errors import WriteRefusedError
         from vault_engine.store.vault import Vault
 
-        build = compile_vault(Vault.open(result.root, caller=obj.caller)).build  # type: ignore[attr-defined]
+        try:
+            build = compile_vault(Vault.open(result.root, caller=obj.caller)).build  # type: ignore[attr-defined]
+        except WriteRefusedError as exc:
+            raise WriteRefusedError(
+                f"the vault is created and committed, but its first compile was refused: "
+                f"{exc.message}", path=exc.path,
+                fix=(exc.fix or "").replace("run the command again", "run `alaya compile`")
+            ) from exc
     if as_json:
         emit_json({"vault": str(result.root), "created": list(result.created),
                    "extended": list(result.extended), "kept": list(result.kept),

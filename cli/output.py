@@ -2,7 +2,8 @@
 
 - `--json`: one JSON document on stdout (errors too: `{"error": …, "message": …, "fix": …}`).
 - Human text otherwise, coloured only on a TTY and never when `NO_COLOR` is set.
-- Exit codes: 0 ok, 1 findings or failure, 2 usage.
+- Exit codes: 0 ok, 1 findings or failure, 2 usage, 3 the machine refused a write (no space,
+  read-only, permission denied: vault_engine.errors.WriteRefusedError).
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ Progress = Callable[[str, int, int], None]
 @dataclass(frozen=True)
 class CompileOptions:
     strict: bool = False
-    full: bool = False  # re-parse every note (the embedding cache is still used)
+    full: bool = False  # re-parse every note, copy nothing from the last build (embeddings:
+    # the cache is still used)
     progress: Progress | None = None
     embedder: Embedder | None = None  # default: from alaya.toml / ALAYA_EMBED_*
     now: dt.datetime | None = None

@@ -29,10 +29,20 @@ def publish(state: Path, tmp: Path, build_id: str, manifest: dict[str, Any],
                                   encoding="utf-8")
     final = state / A.BUILDS / build_id
     os.replace(tmp, final)
-    atomic_write(state / A.CURRENT, json.dumps({"schema": A.SCHEMA_VERSION,
-                                                "build": build_id}).encode())
+    try:
+        atomic_write(state / A.CURRENT, json.dumps({"schema": A.SCHEMA_VERSION,
+                                                    "build": build_id}).encode())
+    except BaseException:
+        shutil.rmtree(final, ignore_errors=True)  # never published: no build left half-way
+        raise
     if digests is not None:
-        publish_digests(state, digests, claims)
+        try:
+            publish_digests(state, digests, claims)
+        except BaseException:
+            # the build is published, the agents' digests are not all of it: without the
+            # public digest the next compile is not "up to date" and writes them again
+            (state / A.PUBLIC_DIGEST).unlink(missing_ok=True)
+            raise
     builds = sorted((p for p in (state / A.BUILDS).iterdir() if p.is_dir()),
                     key=lambda p: p.stat().st_mtime_ns)
     for old in builds[:-KEEP_BUILDS]:

@@ -256,7 +256,7 @@ class RecallServer:
                     return self._send(400, {"error": "UsageError",
                                             "message": f"invalid JSON: {exc.msg}"})
                 except AlayaError as exc:
-                    status = 400 if exc.exit_code == 2 else (
+                    status = 400 if exc.exit_code == 2 else 507 if exc.exit_code == 3 else (
                         403 if type(exc).__name__ == "NamespaceError" else 422)
                     return self._send(status, exc.to_dict())
                 except Exception as exc:  # noqa: BLE001 - answered, never a dropped connection

@@ -5,7 +5,6 @@ already looked up — so an incremental compile redoes only what changed."""
 from __future__ import annotations
 
 import hashlib
-import pickle
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from vault_engine import artifacts as A
+from vault_engine import seal
 from vault_engine.care.tiers import TierResult
+from vault_engine.errors import WriteRefusedError, notice, refused_write
 from vault_engine.store.links import LinkResolver
 from vault_engine.store.vault import atomic_write
 
@@ -106,9 +107,11 @@ class CompileState:
 
     @classmethod
     def load(cls, path: Path) -> CompileState:
+        """The state `save` left in `path` — only if this machine sealed it (seal.py): a cache
+        that is absent, stale, foreign or tampered with is never unpickled; the compile then
+        starts from nothing."""
+        data = seal.load(path, _vault_of(path), "records")
         try:
-            with path.open("rb") as fh:
-                data = pickle.load(fh)  # our own cache file, written by save()
             if isinstance(data, dict) and data.get("version") == RECORD_CACHE_VERSION:
                 return cls(entries=dict(data["records"]), fragments=dict(data["fragments"]),
                            edges=data.get("edges"), vocab=dict(data.get("vocab") or {}),
@@ -116,18 +119,20 @@ class CompileState:
                            vector_keys=list(data.get("vector_keys") or []),
                            vector_matrix=data.get("vector_matrix"),
                            vectors_for=str(data.get("vectors_for") or ""))
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, KeyError, TypeError):
+        except (KeyError, TypeError, ValueError):
             pass
         return cls()
 
     def save(self, path: Path) -> None:
+        """Persist the state, sealed. A cache is not knowledge: where it cannot be written (no
+        key, a full or read-only disk) the next compile starts from nothing, and says so."""
         live = {p: f for p, f in self.fragments.items() if p in self.entries}
         ids = {p: t for p, t in self.token_ids.items() if p in self.entries}
-        save_pickle(path, {"version": RECORD_CACHE_VERSION, "records": self.entries,
-                            "fragments": live, "edges": self.edges, "vocab": self.vocab,
-                            "token_ids": ids, "vector_keys": self.vector_keys,
-                            "vector_matrix": self.vector_matrix,
-                            "vectors_for": self.vectors_for})
+        save_sealed(path, "records", {
+            "version": RECORD_CACHE_VERSION, "records": self.entries, "fragments": live,
+            "edges": self.edges, "vocab": self.vocab, "token_ids": ids,
+            "vector_keys": self.vector_keys, "vector_matrix": self.vector_matrix,
+            "vectors_for": self.vectors_for})
 
     def known_vectors(self, embedder_id: str) -> dict[bytes, Any]:
         if self.vectors_for != embedder_id or self.vector_matrix is None:
@@ -146,9 +151,25 @@ def signature(parts: Iterable[str]) -> str:
     return h.hexdigest()
 
 
-def save_pickle(path: Path, obj: object) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), durable=False)
+def _vault_of(cache: Path) -> Path:
+    return cache.parent.parent.parent  # <vault>/.alaya/cache/<file>
+
+
+def save_sealed(path: Path, purpose: str, obj: object) -> None:
+    """A cache file, sealed (seal.py); not written without a key. A write the machine refuses
+    is a notice, not a failure: the cache is only a head start."""
+    data = seal.dumps(_vault_of(path), purpose, obj)
+    if data is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data, durable=False)
+    except (OSError, WriteRefusedError) as exc:
+        refused = refused_write(exc, path)
+        if refused is None:
+            raise
+        notice(f"{refused} — the compile cache was not saved: the next compile re-reads "
+               "every note")
 
 
 def units_reusable(prev_build: A.Build | None, prev: dict[str, Any] | None, key: str, sig: str,

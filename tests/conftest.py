@@ -22,12 +22,19 @@ def machine_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
                  machine_cache: Path) -> Path:
-    """A fresh HOME with no git config: alaya must commit without a user identity."""
+    """A fresh HOME with no git config: alaya must commit without a user identity; and a
+    fresh config folder, so each test has a machine key of its own (vault_engine/seal.py) —
+    the folder alaya would pick in that HOME anyway."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("ALAYA_CACHE_DIR", str(machine_cache))
+    monkeypatch.setenv("ALAYA_CONFIG_DIR", str(home / ".config" / "alaya"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    from vault_engine.errors import NOTICES
+
+    NOTICES.clear()  # what one test's command had to say is not the next test's
     for var in ("ALAYA_VAULT", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
                 "GIT_COMMITTER_EMAIL", "NO_COLOR"):
         monkeypatch.delenv(var, raising=False)

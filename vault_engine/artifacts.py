@@ -12,7 +12,9 @@
     vectors-warm.faiss      the same over WARM units (memory-mapped, IO_FLAG_MMAP_IFC)
     lexical/shard-NN/       bm25s index over every unit (HOT, WARM and COLD), in shards of
                             ~2,500 units by note; units.npy maps rows to unit ids
-    graph.pickle            networkx MultiDiGraph of cards, entities, sessions, notes
+    graph.pickle            networkx MultiDiGraph of cards, entities, sessions, notes (a
+                            plain pickle; its seal, the MAC under this machine's key, is
+                            the manifest's `seals`: vault_engine/seal.py)
     agent-digest.json       the compact view for agents that read files
     claims.jsonl            one claim per line
     config.json             alaya.toml as the compile read it: its text and TOML parse
@@ -21,7 +23,7 @@
                             (both replaced atomically with each build; the build's own
                             agent-digest.json is the whole vault, for the engine)
   cache/embeddings.sqlite   (embedder id, text hash) → vector; survives every build
-  cache/records.pickle      per-note parse results keyed by path + checksum
+  cache/records.pickle      per-note parse results keyed by path + checksum (sealed inline)
   telemetry/recall.jsonl    append-only recall events
   lock, compile.lock        the vault write lock and the compile lock
 ```
@@ -53,6 +55,7 @@ VECTORS = {"HOT": "vectors-hot.faiss", "WARM": "vectors-warm.faiss"}
 LEXICAL = "lexical"
 LEXICAL_NOTES = "lexical-notes"  # BM25 with one document per note (a whole session)
 GRAPH = "graph.pickle"
+SEALS = "seals"  # manifest key: artifact name → hex MAC under this machine's key (seal.py)
 DIGEST = "agent-digest.json"
 PUBLIC_DIGEST = "agent-digest.json"  # .alaya/agent-digest.json: shared notes only
 PUBLIC_CLAIMS = "claims.jsonl"  # .alaya/claims.jsonl: the claims of shared notes only
@@ -77,6 +80,10 @@ class Build:
     def path(self, name: str) -> Path:
         return self.root / name
 
+    @property
+    def vault_root(self) -> Path:
+        return self.root.parent.parent.parent  # <vault>/.alaya/builds/<id>
+
     def manifest(self) -> dict[str, Any]:
         return json.loads(self.path(MANIFEST).read_text(encoding="utf-8"))
 
@@ -88,11 +95,24 @@ class Build:
         return json.loads(self.path(DIGEST).read_text(encoding="utf-8"))
 
     def graph(self) -> Any:
-        """The networkx graph. Only ever loads a pickle our own compile wrote."""
-        import pickle
+        """The networkx graph — only ever a pickle this machine's compile wrote: its MAC in
+        the manifest is checked before anything is unpickled (SealError otherwise)."""
+        from . import seal
 
-        with self.path(GRAPH).open("rb") as fh:
-            return pickle.load(fh)
+        mac = (self.manifest().get(SEALS) or {}).get(GRAPH)
+        return seal.load_signed(self.path(GRAPH), self.vault_root, "graph", mac)
+
+    def graph_sealed(self, manifest: dict[str, Any] | None = None) -> bool:
+        """Does this build's graph carry this machine's seal (checked on the bytes, never
+        unpickled)? `manifest`: this build's, when the caller has it parsed already."""
+        from . import seal
+
+        try:
+            data = self.path(GRAPH).read_bytes()
+        except OSError:
+            return False
+        mac = ((manifest if manifest is not None else self.manifest()).get(SEALS) or {}).get(GRAPH)
+        return seal.verify(self.vault_root, "graph", data, mac)
 
     def config_snapshot(self) -> dict[str, Any] | None:
         """alaya.toml as this build's compile read it (config.toml_snapshot), if saved."""

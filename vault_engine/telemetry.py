@@ -13,6 +13,7 @@ existed count their score relative to the event's best.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -41,15 +42,27 @@ class NoteStats:
 
 
 def append_event(state_dir: Path, event: Mapping[str, Any]) -> None:
-    """Append one event; a single write of one line keeps concurrent appenders whole."""
+    """Append one event; a single write of one line keeps concurrent appenders whole. A write
+    the machine refuses is WriteRefusedError; a line it cut short is skipped by readers and
+    ended before the next one."""
+    from .errors import refused_write
+
     path = state_dir / TELEMETRY
-    path.parent.mkdir(parents=True, exist_ok=True)
     line = json.dumps(dict(event), ensure_ascii=False, separators=(",", ":")) + "\n"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    data = line.encode("utf-8")
     try:
-        os.write(fd, line.encode("utf-8"))
-    finally:
-        os.close(fd)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data  # a line a full disk cut short ends here, not in ours
+            if os.write(fd, data) != len(data):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise (refused_write(exc, path) or exc) from exc
 
 
 def read_events(state_dir: Path) -> Iterable[dict[str, Any]]:

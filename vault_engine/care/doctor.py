@@ -106,6 +106,7 @@ def diagnose(root: Path, caller: Caller) -> list[Check]:
                             items=tuple(f"{k}: " + ", ".join(n.path for n in v)
                                         for k, v in sorted(dups.items()))))
     checks += _artifact_checks(vault)
+    checks += _seal_checks(vault)
     checks += _runtime_checks(vault)
     checks += _budget_checks(vault)
     leftovers = sorted(p.relative_to(root).as_posix() for p in root.rglob(f"*{TMP_MARKER}*")
@@ -227,6 +228,24 @@ def _artifact_checks(vault: Vault) -> list[Check]:
                          "could not embed everything (recall falls back to BM25 for them)",
                          "alaya compile  (it resumes from the embedding cache)",
                          severity="warning"))
+    return out
+
+
+def _seal_checks(vault: Vault) -> list[Check]:
+    """The machine key, and whether the current build's graph carries its seal (seal.py)."""
+    from vault_engine import artifacts as A
+    from vault_engine import seal
+
+    problem = seal.key_problem(vault.root)
+    if problem is not None:
+        return [Check("machine-key", False, f"{problem[0]}: alaya loads no pickle (its caches "
+                      "live in memory only)", problem[1], severity="warning")]
+    out = [Check("machine-key", True, f"the machine key is {seal.key_path()}")]
+    build = A.current_build(vault.state_dir)
+    if build is not None and not build.graph_sealed():
+        out.append(Check("graph-seal", False, f"graph.pickle of build {build.build_id} is not "
+                         "sealed by this machine's key (copied, synced or planted): alaya will "
+                         "not load it", "alaya compile", severity="warning"))
     return out
 
 

@@ -6,14 +6,15 @@ path, so they may use the heavier artifacts.
 
 from __future__ import annotations
 
+import io
 import json
-import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from vault_engine import artifacts as A
-from vault_engine.errors import NotCompiledError
+from vault_engine.errors import NotCompiledError, refused_write
+from vault_engine.store.atomic import atomic_write
 from vault_engine.store.model import CORE_RELATIONS, SYMMETRIC_RELATIONS
 from vault_engine.store.namespaces import Caller
 from vault_engine.telemetry import read_events
@@ -152,22 +153,38 @@ def status(state_dir: Path, caller: Caller | None = None) -> dict[str, Any]:
 
 
 def export(state_dir: Path, vault_root: Path, fmt: str, output: Path,
-           caller: Caller | None = None) -> dict[str, Any]:
+           caller: Caller | None = None, graph: Any = None) -> dict[str, Any]:
+    """`_export` (below); a write the machine refuses is WriteRefusedError naming the output
+    (each file is written whole or not at all)."""
+    try:
+        return _export(state_dir, vault_root, fmt, output, caller, graph)
+    except OSError as exc:
+        where = exc.filename if exc.filename and not str(exc.filename).startswith(
+            str(vault_root)) else output
+        raise (refused_write(exc, where) or exc) from exc
+
+
+def _export(state_dir: Path, vault_root: Path, fmt: str, output: Path,
+            caller: Caller | None = None, graph: Any = None) -> dict[str, Any]:
     """GraphML (read back by networkx with the same nodes and edges) or a markdown copy of
     the cards by type with an index — of the notes `caller` may see. Files are copied only
-    through the vault's path gate: never a symlink, never a path that leaves the vault."""
+    through the vault's path gate: never a symlink, never a path that leaves the vault.
+    `graph`: the graph built in memory, where the build's pickle may not be loaded (no
+    machine key; Build.graph raises SealError)."""
     build = _build(state_dir)
     caller = caller if caller is not None else Caller.owner()
     output = Path(output).expanduser()
     if fmt == "graphml":
         import networkx as nx
 
-        graph = build.graph()
+        graph = build.graph() if graph is None else graph
         if not caller.is_owner:
             graph = graph.subgraph([n for n, d in graph.nodes(data=True)
                                     if caller.may_read(d.get("namespace") or None)]).copy()
         output.parent.mkdir(parents=True, exist_ok=True)
-        nx.write_graphml(graph, output)
+        buffer = io.BytesIO()
+        nx.write_graphml(graph, buffer)
+        atomic_write(output, buffer.getvalue(), durable=False)  # whole, or not at all
         return {"format": fmt, "output": str(output), "nodes": graph.number_of_nodes(),
                 "edges": graph.number_of_edges()}
     if fmt != "markdown":
@@ -185,7 +202,7 @@ def export(state_dir: Path, vault_root: Path, fmt: str, output: Path,
         dest = output / "cards" / ctype / Path(page["path"]).name
         if src is not None:
             dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dest)
+            atomic_write(dest, src.read_bytes(), durable=False)
             copied += 1
     lines = ["# alaya export", "", f"{copied} cards, build {build.build_id}.", ""]
     for ctype in sorted(by_type):
@@ -195,9 +212,9 @@ def export(state_dir: Path, vault_root: Path, fmt: str, output: Path,
             claim = page["claims"][0]["text"] if page["claims"] else ""
             lines.append(f"- [[{name}]]" + (f" — {claim}" if claim else ""))
         lines.append("")
-    (output / "index.md").write_text("\n".join(lines), encoding="utf-8")
-    (output / "export.json").write_text(json.dumps({"build": build.build_id,
-                                                    "cards": copied}), encoding="utf-8")
+    atomic_write(output / "index.md", "\n".join(lines).encode("utf-8"), durable=False)
+    atomic_write(output / "export.json", json.dumps({"build": build.build_id,
+                                                     "cards": copied}).encode(), durable=False)
     return {"format": fmt, "output": str(output), "cards": copied,
             "types": {t: len(v) for t, v in sorted(by_type.items())}}
 

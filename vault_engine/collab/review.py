@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vault_engine.errors import AlayaError, NotFoundError, UsageError
+from vault_engine.errors import AlayaError, NotFoundError, UsageError, refused_write
 from vault_engine.store.history import _repo, identity_env
 from vault_engine.store.vault import Vault
 
@@ -215,6 +215,8 @@ def approve(vault: Vault, refs: list[str] | None = None) -> tuple[str | None, li
         return None, []
     items, chosen, repo, main = d.items, d.chosen, d.repo, d.main
     with vault.locked(), repo.git.custom_environment(**d.env):
+        head = repo.head.commit.hexsha
+        before = {i.path: _bytes(vault.root / i.path) for i in items}
         try:
             if len(chosen) == len(items):
                 repo.git.merge("--no-ff", "--no-edit", "-m",
@@ -231,6 +233,12 @@ def approve(vault: Vault, refs: list[str] | None = None) -> tuple[str | None, li
                                 f"{BRANCH}\n\n" + "\n".join(f"- {i.status}: {i.path}"
                                                             for i in chosen))
         except git.GitCommandError as exc:
+            refused = refused_write(exc, vault.root / ".git")  # a full or read-only disk
+            if refused is not None:
+                if repo.head.commit.hexsha != head:
+                    return str(repo.head.commit.hexsha), chosen  # committed: only after it failed
+                _put_back(repo, vault.root, before)  # the merge left its files: as before
+                raise refused from None
             try:
                 repo.git.merge("--abort")
             except git.GitCommandError:
@@ -238,6 +246,43 @@ def approve(vault: Vault, refs: list[str] | None = None) -> tuple[str | None, li
             raise ReviewError(f"approving into {main} failed: {exc.stderr.strip()}",
                               fix="commit or stash your own edits to these files first") from None
         return str(repo.head.commit.hexsha), chosen
+
+
+def _bytes(full: Path) -> bytes | None:
+    try:
+        return full.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+
+
+def _put_back(repo: Any, root: Path, before: dict[str, bytes | None]) -> None:
+    """A merge the disk refused half-way: the files it added removed first (that frees
+    room), the merge aborted (again: the first abort may have had no room either) or its
+    state dropped, the index entries as HEAD has them, each proposed file as it was."""
+    import contextlib
+
+    import git
+
+    from vault_engine.store.atomic import atomic_write
+
+    for rel, data in before.items():
+        if data is None:
+            with contextlib.suppress(OSError):
+                (root / rel).unlink(missing_ok=True)
+    with contextlib.suppress(git.GitCommandError):
+        repo.git.merge("--abort")
+    git_dir = Path(repo.git_dir)
+    for name in ("MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE"):
+        with contextlib.suppress(OSError):
+            (git_dir / name).unlink(missing_ok=True)
+    with contextlib.suppress(git.GitCommandError):
+        repo.git.reset("-q", "HEAD", "--", *before)
+    for rel, data in before.items():
+        with contextlib.suppress(OSError, AlayaError):
+            if data is None:
+                (root / rel).unlink(missing_ok=True)
+            elif _bytes(root / rel) != data:
+                atomic_write(root / rel, data)
 
 
 def reject(vault: Vault, refs: list[str] | None = None) -> tuple[str | None, list[Item]]:

@@ -229,7 +229,6 @@ class RecallIndex:
     def lexical(self) -> list[tuple[Any, Any]]:
         """The BM25 shards: (SavedBM25 of a bm25s index, global unit id of each of its documents)."""
         if self._lexical is None:
-            import numpy as np
 
             from .bm25 import SavedBM25, open_pack
 
@@ -241,7 +240,7 @@ class RecallIndex:
             shards = []
             for folder in sorted(root.glob("shard-*")) if root.exists() else []:
                 shards.append((SavedBM25(str(folder)),
-                               np.load(folder / "units.npy")))
+                               load_npy(folder / "units.npy", mmap=False)))
             self._lexical = shards
         return self._lexical  # type: ignore[no-any-return]
 

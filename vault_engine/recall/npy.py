@@ -37,7 +37,15 @@ def load_npy(path: Any, *, mmap: bool = True) -> Any:
                     return np.empty(shape, dtype=dtype)
                 buf = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_READ)
                 return np.frombuffer(buf, dtype=dtype, count=count, offset=offset).reshape(shape)
-    return np.load(path, mmap_mode="r" if mmap else None)
+    try:
+        # never allow_pickle: an array of Python objects (a pickle inside) is refused unread
+        return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    except ValueError as exc:
+        from vault_engine.errors import UnreadableArtifactError
+
+        raise UnreadableArtifactError(f"{path} is not an array alaya wrote ({exc}); it was not "
+                                      "loaded", path=str(path),
+                                      fix="run `alaya compile --full`") from None
 
 
 def _header(head: bytes) -> tuple[Any, tuple[int, ...], int] | None:

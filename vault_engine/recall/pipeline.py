@@ -179,6 +179,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
         "warnings": warnings,
     }
     if telemetry:
+        from vault_engine.errors import WriteRefusedError
         from vault_engine.telemetry import append_event
 
         event: dict[str, Any] = {
@@ -190,7 +191,10 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
             "latency_ms": result["latency_ms"], "expanded": bool(query.expand and depth > 0)}
         if caller.agent:  # whose query it is: its gaps go to that agent's own report
             event["agent"] = caller.agent
-        append_event(state_dir, event)
+        try:
+            append_event(state_dir, event)
+        except WriteRefusedError as exc:  # the answer stands; only its usage is not counted
+            warnings.append(f"this recall was not recorded in telemetry: {exc}")
     return result
 
 

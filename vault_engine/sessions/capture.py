@@ -60,8 +60,21 @@ def _checkpoint(vault: Vault, session: str) -> dict[str, Any]:
 
 
 def _save_checkpoint(vault: Vault, session: str, data: dict[str, Any]) -> None:
-    atomic_write(_state_dir(vault) / f"{session}.json",
-                 json.dumps(data).encode("utf-8"), durable=False)
+    """Where the next capture resumes. The turns are already committed: a checkpoint the
+    disk refuses only means the next capture reads the transcript again (and finds nothing
+    new), so it is a notice, not a failure."""
+    from vault_engine.errors import WriteRefusedError, notice, refused_write
+
+    path = vault.state_dir / "capture" / f"{session}.json"
+    try:
+        atomic_write(_state_dir(vault) / path.name, json.dumps(data).encode("utf-8"),
+                     durable=False)
+    except (OSError, WriteRefusedError) as exc:
+        refused = refused_write(exc, path)
+        if refused is None:
+            raise
+        notice(f"{refused} — the capture checkpoint was not saved; the next capture of "
+               f"{session} reads the transcript again")
 
 
 def transcript_format(data: bytes) -> str | None:

@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from vault_engine.errors import refused_write
 from vault_engine.primitives import checksum
 
 TMP_MARKER = ".alaya-tmp-"
@@ -75,9 +76,16 @@ def atomic_write(full: Path, data: bytes, *, durable: bool = True,
     `rebase`, a target that moved is handed to it (the bytes now there) and what it returns
     is written instead, checked again — a cheap merge at the replace (see `rebase_regions`)
     so a write keeps up with an editor saving every few milliseconds.
+
+    A write the machine refuses (no space, a quota, a read-only file system, no permission)
+    raises WriteRefusedError naming `full`; the temp file is removed and the target keeps
+    its old bytes.
     """
-    full.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + full.name[:40] + TMP_MARKER, dir=full.parent)
+    try:
+        full.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix="." + full.name[:40] + TMP_MARKER, dir=full.parent)
+    except OSError as exc:
+        raise (refused_write(exc, full) or exc) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -114,9 +122,12 @@ def atomic_write(full: Path, data: bytes, *, durable: bool = True,
                     os.fsync(synced)
                 finally:
                     os.close(synced)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
+        refused = refused_write(exc, full) if isinstance(exc, OSError) else None
+        if refused is not None:
+            raise refused from exc
         raise
 
 

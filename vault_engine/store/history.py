@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vault_engine.errors import GitError
+from vault_engine.errors import GitError, refused_write
 
 if TYPE_CHECKING:
     import git
@@ -243,9 +243,16 @@ def commit_paths(root: Path, paths: Iterable[str], message: str,
             sha = repo.git.commit_tree(tree, *parents, "-m", with_trailers(message, agent)).strip()
         old = repo.git.rev_parse("HEAD") if has_head else "0" * 40
         repo.git.update_ref("-m", "alaya: " + message.splitlines()[0][:60], "HEAD", sha, old)
-        _sync_index(repo, heads, shas, modes)
+        try:
+            _sync_index(repo, heads, shas, modes)
+        except git.GitCommandError:
+            pass  # the commit is made; only the index lags behind it (`git status` shows it)
         return sha
     except git.GitCommandError as exc:
+        # before HEAD moved: nothing is committed (a full or read-only disk is the usual case)
+        refused = refused_write(exc, root / ".git")
+        if refused is not None:
+            raise refused from None
         raise GitError(f"git commit failed: {exc.stderr.strip() or exc}",
                        fix="run `alaya doctor` to check the repository; the files are written "
                            "and can be committed by hand") from None

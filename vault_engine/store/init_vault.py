@@ -111,13 +111,44 @@ def init_vault(path: Path, *, commit: bool = True) -> InitResult:
 
         raise UsageError(f"{root} is a file, not a folder", fix="pass a folder for the vault")
     already = (root / CONFIG_FILE).exists() and history.is_repo(root)
-    root.mkdir(parents=True, exist_ok=True)
+    folders = {root / p for rel, _ in template_files() for p in Path(rel).parents}
+    existed = {f for f in folders if f.exists()}
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        from vault_engine.errors import refused_write
+
+        raise (refused_write(exc, root) or exc) from exc
     had_obsidian = (root / ".obsidian").is_dir()
     adopted = sum(1 for p in root.rglob("*.md")
                   if ".git" not in p.parts and ".alaya" not in p.parts) if not already else 0
     created: list[str] = []
     extended: list[str] = []
     kept: list[str] = []
+    originals: dict[str, bytes] = {}
+    made_repo = not history.is_repo(root)
+    try:
+        sha, error = _populate(root, already, had_obsidian, created, extended, kept,
+                               originals, commit)
+    except Exception as exc:
+        from vault_engine.errors import refused_write
+
+        refused = refused_write(exc, getattr(exc, "filename", None) or root)
+        if refused is None:
+            raise
+        # the disk refused: as if it never ran
+        _undo(root, created, originals, made_repo, sorted(folders - existed, key=str))
+        raise refused from exc
+    return InitResult(root=root, created=tuple(created),
+                      already=already and not (created or extended),
+                      commit=sha, extended=tuple(extended), kept=tuple(kept), adopted=adopted,
+                      commit_error=error)
+
+
+def _populate(root: Path, already: bool, had_obsidian: bool, created: list[str],
+              extended: list[str], kept: list[str], originals: dict[str, bytes],
+              commit: bool) -> tuple[str | None, str | None]:
+    """The template files, the repository and its first commit (init_vault's work)."""
     for rel, src in template_files():
         dest = root / rel
         if rel.startswith(".obsidian/") and had_obsidian:
@@ -129,11 +160,12 @@ def init_vault(path: Path, *, commit: bool = True) -> InitResult:
                 old = dest.read_text(encoding="utf-8", errors="surrogateescape")
                 new = _merged(rel, old, src.read_text(encoding="utf-8"))
                 if new != old:
+                    originals[rel] = dest.read_bytes()
                     atomic_write(dest, new.encode("utf-8", errors="surrogateescape"))
                     extended.append(rel)
             continue
-        atomic_write(dest, src.read_bytes())
         created.append(rel)
+        atomic_write(dest, src.read_bytes())
     was_repo = history.is_repo(root)
     history.init_repo(root)
     history.configure_repo(root)
@@ -158,6 +190,24 @@ def init_vault(path: Path, *, commit: bool = True) -> InitResult:
             sha = history.commit_paths(root, to_commit, message, config.git_identity())
         except GitError as exc:
             error = exc.message
-    return InitResult(root=root, created=tuple(created), already=already and not changed,
-                      commit=sha, extended=tuple(extended), kept=tuple(kept), adopted=adopted,
-                      commit_error=error)
+    return sha, error
+
+
+def _undo(root: Path, created: list[str], originals: dict[str, bytes], made_repo: bool,
+          new_folders: list[Path]) -> None:
+    """Take back what an init the disk refused had done: the files it created (first: that
+    frees space), the files it extended, the repository and the folders it made."""
+    import contextlib
+    import shutil
+
+    for rel in created:
+        with contextlib.suppress(OSError):
+            (root / rel).unlink(missing_ok=True)
+    for rel, data in originals.items():
+        with contextlib.suppress(OSError):
+            atomic_write(root / rel, data)
+    if made_repo:
+        shutil.rmtree(root / ".git", ignore_errors=True)
+    for folder in sorted(new_folders, key=lambda p: -len(p.parts)):
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only the folders it made (empty again by now)

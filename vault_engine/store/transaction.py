@@ -38,10 +38,12 @@ class Transaction:
         self._backup: dict[str, bytes | None] = {}
         self._ours: dict[str, str] = {}  # path → checksum of what this change last wrote
         self._stack = contextlib.ExitStack()
-        from .journal import Journal
+        from .journal import Journal, Reserve
 
         # what this change has written, on disk until it commits (store/journal.py)
         self._journal = Journal(vault.state_dir, message, vault.caller.agent) if commit else None
+        # the space putting the files back would need, held until the change is done
+        self._reserve = Reserve(vault.state_dir)
 
     def __enter__(self) -> Transaction:
         self._stack.enter_context(self.vault.locked())
@@ -54,7 +56,10 @@ class Transaction:
     def _remember(self, rel: str) -> None:
         if rel not in self._backup:
             full = self.vault.abspath(rel)
-            self._backup[rel] = full.read_bytes() if full.exists() else None
+            before = full.read_bytes() if full.exists() else None
+            if before is not None:
+                self._reserve.grow(len(before))  # no room to undo it: refused before writing
+            self._backup[rel] = before
         if rel not in self.written:
             if self._journal is not None:
                 self._journal.add(rel)
@@ -96,15 +101,22 @@ class Transaction:
         self.vault.delete(rel, expected)
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        from vault_engine.errors import WriteRefusedError
+
         try:
             if exc_type is not None:
-                self._rollback()
-                if self._journal is not None:
-                    self._journal.close()
+                self._undo()
                 return
             if self.commit and self.written:
-                # a failed commit keeps the journal: the next command commits these files
-                self.sha = self._commit(self.written, self.message)
+                # a failed commit keeps the journal: the next command commits these files —
+                # except when the machine refused it (a full disk): then nothing is committed
+                # and the change is put back, so the vault is as it was before the command
+                try:
+                    self.sha = self._commit(self.written, self.message)
+                except WriteRefusedError:
+                    self._undo()
+                    raise
+            self._reserve.release()
             from .late import reap
 
             # a save that landed while we wrote: merged back into the file, and left the
@@ -113,6 +125,7 @@ class Transaction:
             if self._journal is not None:
                 self._journal.close()
         finally:
+            self._reserve.release()
             self._stack.close()
 
     def _commit(self, paths: list[str], message: str) -> str | None:
@@ -135,15 +148,46 @@ class Transaction:
                 time.sleep(0.05 * 2 ** attempt)  # 0.05 … 0.8 s
         return None
 
-    def _rollback(self) -> None:
+    def _undo(self) -> None:
+        """Put every file back; the journal goes once nothing of this change is left. A file
+        the machine would not let us put back (no space for its temp file) keeps this change's
+        whole text, and the journal stays: the next command commits it (store/journal.py)."""
+        from vault_engine.errors import WriteRefusedError
+
+        left = self._rollback()
+        if self._journal is not None and not left:
+            self._journal.close()
+        if left:
+            raise WriteRefusedError(
+                f"the machine refused a write, and {len(left)} file(s) of the change could not "
+                "be put back: " + ", ".join(left), path=str(self.vault.root),
+                fix="free space on the vault's disk; the next alaya write commits them as "
+                    "'recovered' (or run `alaya doctor --fix`)" if self._journal is not None
+                else "free space on the vault's disk; they hold this change, uncommitted "
+                     "(--no-commit): `git diff` shows it")
+
+    def _rollback(self) -> list[str]:
+        """Put each file back as it was; returns those that could not be. New files are
+        removed first: that frees the space the others need."""
+        from vault_engine.errors import WriteRefusedError
         from vault_engine.primitives import checksum
 
-        for rel, data in self._backup.items():
+        left = []
+        restore = sorted(self._backup.items(), key=lambda kv: kv[1] is not None)
+        released = False
+        for rel, data in restore:
+            if data is not None and not released:
+                self._reserve.release()  # new files are gone: now the space held back
+                released = True
             full = self.vault.abspath(rel)
             if rel in self._ours and full.exists() and \
                     checksum(full.read_bytes()) != self._ours[rel]:
                 continue  # someone saved over this change's write: theirs stays, never undone
-            if data is None:
-                full.unlink(missing_ok=True)
-            else:
-                atomic_write(full, data)
+            try:
+                if data is None:
+                    full.unlink(missing_ok=True)
+                elif not full.exists() or full.read_bytes() != data:
+                    atomic_write(full, data)
+            except (OSError, WriteRefusedError):
+                left.append(rel)
+        return left

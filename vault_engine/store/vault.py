@@ -335,26 +335,27 @@ class Vault:
     def _parsed_cache(self) -> dict[str, tuple[str, Note]]:
         """Notes parsed by an earlier command, keyed by path and checked by checksum: parsing
         is the cost of every command on a big vault (~0.6 ms a note), reading and hashing the
-        file is not. Derived data under .alaya/cache/; anything wrong with it → ignored."""
-        import pickle
+        file is not. Derived data under .alaya/cache/, sealed by this machine (seal.py):
+        anything wrong with it — absent, stale, foreign, tampered with — is never unpickled."""
+        from vault_engine import seal
 
-        path = self.state_dir / PARSED_CACHE
-        try:
-            with path.open("rb") as fh:
-                version, data = pickle.load(fh)
-        except (OSError, EOFError, pickle.PickleError, ValueError, TypeError, AttributeError,
-                ImportError, IndexError):
+        cached = seal.load(self.state_dir / PARSED_CACHE, self.root, "notes")
+        if not (isinstance(cached, tuple) and len(cached) == 2):
             return {}
+        version, data = cached
         return data if version == _parser_version() and isinstance(data, dict) else {}
 
     def _save_parsed_cache(self, data: dict[str, tuple[str, Note]]) -> None:
-        import pickle
+        from vault_engine import seal
+        from vault_engine.errors import WriteRefusedError
 
+        blob = seal.dumps(self.root, "notes", (_parser_version(), data))
+        if blob is None:
+            return  # no machine key: an unsealed cache would never be read
         try:
-            atomic_write(self.state_dir / PARSED_CACHE,
-                         pickle.dumps((_parser_version(), data), protocol=5), durable=False)
-        except OSError:
-            pass  # a read-only vault still works, only slower
+            atomic_write(self.state_dir / PARSED_CACHE, blob, durable=False)
+        except (OSError, WriteRefusedError):
+            pass  # a read-only or full vault still works, only slower
 
     # -- locking ------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -362,11 +363,13 @@ class Vault:
         """Hold the vault lock (re-entrant within one Vault object)."""
         from filelock import FileLock, Timeout
 
-        if self._lock is None:
-            self.state_dir.mkdir(parents=True, exist_ok=True)
-            self._lock = FileLock(str(self.state_dir / "lock"))
+        from vault_engine.errors import refused_write
+
         wait = float(self.config.get("vault", "lock_timeout_s")) if timeout is None else timeout
         try:
+            if self._lock is None:
+                self.state_dir.mkdir(parents=True, exist_ok=True)
+                self._lock = FileLock(str(self.state_dir / "lock"))
             self._lock.acquire(timeout=wait)
         except Timeout:
             raise LockTimeoutError(
@@ -374,6 +377,8 @@ class Vault:
                 path=f"{ALAYA_DIR}/lock",
                 fix="wait for it to finish; if no alaya process is running, retry (the OS "
                     "releases the lock when its holder exits)") from None
+        except OSError as exc:  # a read-only or full vault: the lock file cannot be made
+            raise (refused_write(exc, self.state_dir / "lock") or exc) from exc
         try:
             yield
         finally:

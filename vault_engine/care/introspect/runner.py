@@ -43,6 +43,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Sequence
 
+from vault_engine.errors import WriteRefusedError
 from vault_engine.primitives import now as clock
 from vault_engine.store.vault import Vault
 from vault_engine.telemetry import note_stats
@@ -124,7 +125,14 @@ def introspect(vault: Vault, *, phases: Sequence[str] = PHASES, dry_run: bool = 
     for name in PHASES:
         if name not in phases:
             continue
-        result = RUNNERS[name](ctx, results)
+        try:
+            result = RUNNERS[name](ctx, results)
+        except WriteRefusedError as exc:  # a full disk: this phase is put back, not the last
+            done = [r.name for r in results if r.commit]
+            if done:
+                exc.message += (f" (in the {name} phase; committed before it: "
+                                f"{', '.join(done)})")
+            raise
         results.append(result)
         if on_phase:
             on_phase(result)
