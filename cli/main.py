@@ -124,14 +124,14 @@ GIT_ERRORS = ("GitError", "SyncError", "ReviewError")  # what the engine says wh
 def _git_refused(exc: AlayaError, vault: Path | None) -> AlayaError | None:
     """A git failure while the vault's disk refuses writes (git's own words vary: "unpack-
     objects failed", "unable to update local ref" …): the disk's refusal, with its fix."""
-    from vault_engine.errors import diagnose, refusal
+    from vault_engine.errors import disk_refusal, refusal
 
     if type(exc).__name__ not in GIT_ERRORS or vault is None:
         return None
     refused = _refused(exc, Path(vault) / ".git")
     if refused is not None:
         return refused
-    code = diagnose(Path(vault) / ".git")
+    code = disk_refusal(Path(vault) / ".git")
     return refusal(code, Path(vault) / ".git") if code is not None else None
 
 

@@ -151,7 +151,7 @@ _REFUSALS: dict[int, tuple[str, str]] = {
                   "u+w), then run the command again"),
 }
 # what SQLite, git and faiss say for the same refusals (their messages carry no errno);
-# None: the words do not say which — the disk is asked (`diagnose`)
+# None: the words do not say which — the disk is asked (`disk_refusal`)
 _SAYINGS: tuple[tuple[str, int | None], ...] = (
     ("database or disk is full", errno.ENOSPC), ("no space left on device", errno.ENOSPC),
     ("out of diskspace", errno.ENOSPC), ("disk i/o error", errno.ENOSPC),
@@ -164,7 +164,7 @@ _SAYINGS: tuple[tuple[str, int | None], ...] = (
 )
 
 
-def diagnose(path: str | os.PathLike[str]) -> int | None:
+def disk_refusal(path: str | os.PathLike[str]) -> int | None:
     """Why the disk holding `path` would refuse a write now: EROFS (mounted read-only),
     ENOSPC (under 64 KiB or no inode left), EACCES (this user may not write there); None
     when it would not."""
@@ -218,7 +218,7 @@ def refused_write(exc: BaseException, path: str | os.PathLike[str] | None = None
         where = path if path is not None else os.getcwd()
         for saying, said in _SAYINGS:
             if saying in text:
-                code = said if said is not None else diagnose(where)
+                code = said if said is not None else disk_refusal(where)
                 if code is None and saying == "attempt to write a readonly database":
                     code = errno.EACCES  # SQLite's word for a file it may not write
                 if code is None:
