@@ -18,6 +18,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from compilers.discovery import write_private
 from vault_engine.errors import UsageError
 
 MCP_FILE = "mcp.json"  # under .alaya/
@@ -79,18 +80,6 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    """Replace `path` atomically with a file only its owner may read from the first byte on
-    (it holds the token)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-
-
 def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
@@ -110,7 +99,7 @@ def run_http(server: Any, sock: socket.socket, host: str, token: str, state_dir:
     http = uvicorn.Server(config)
     info = state_dir / MCP_FILE
     state_dir.mkdir(parents=True, exist_ok=True)
-    _write_private(info, json.dumps({"url": url, "pid": os.getpid(), "token": token,
+    write_private(info, json.dumps({"url": url, "pid": os.getpid(), "token": token,
                                       "agent": agent}).encode())
     if on_ready:
         on_ready(url)

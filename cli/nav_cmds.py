@@ -250,19 +250,26 @@ def export(obj: Any, fmt: str, output: Path, as_json: bool) -> None:
 @click.option("--max-body", type=click.IntRange(1024, 16 * 1024 * 1024), default=65536,
               show_default=True, help="Largest request body in bytes (larger: 413).")
 @click.option("--workers", type=click.IntRange(1, 256), default=None,
-              help="Worker threads answering requests (default: twice the cores, 4–32); "
-                   "more connections wait in the listen backlog (1024).")
+              help="Worker threads answering recalls (default: twice the cores, 4–32); "
+                   "more requests wait for one.")
+@click.option("--read-timeout", type=click.FloatRange(0.1, 3600), default=10.0,
+              show_default=True, help="Seconds a client has to send one whole request (line, "
+                                      "headers, body); past it, 408 and a close.")
+@click.option("--max-connections", type=click.IntRange(1, 100_000), default=256,
+              show_default=True, help="Open connections at most; past it the slowest client "
+                                      "still sending its request is dropped for a new one.")
 @click.pass_obj
 def serve(obj: Any, host: str, port: int, token: str | None, allow_remote: bool,
           no_watch: bool, no_introspect: bool, agent: str | None, max_body: int,
-          workers: int | None) -> None:
+          workers: int | None, read_timeout: float, max_connections: int) -> None:
     """Keep recall resident: artifacts and the embedder loaded, the watcher inside, and
     `alaya introspect` run when it is due ([introspect] every_hours, default 4).
 
     `alaya recall … --json` uses the server automatically while it runs (no click, numpy or
     engine imports in the client). Agents can POST the recall JSON to /recall. Requests must
     name this server by a loopback Host (DNS rebinding is refused); bodies over --max-body
-    get 413, malformed requests 400. Stop with Ctrl-C or SIGTERM.
+    get 413, malformed requests 400 and a close (RFC 9112), a client slower than
+    --read-timeout 408. Stop with Ctrl-C or SIGTERM.
 
     \b
     Examples:
@@ -277,7 +284,8 @@ def serve(obj: Any, host: str, port: int, token: str | None, allow_remote: bool,
 
     vault = obj.vault()
     server = RecallServer(vault, host=host, port=port, token=token, allow_remote=allow_remote,
-                          watch=not no_watch, agent=agent, max_body=max_body, workers=workers)
+                          watch=not no_watch, agent=agent, max_body=max_body, workers=workers,
+                          read_timeout=read_timeout, max_connections=max_connections)
 
     def handle(signum: int, frame: object) -> None:
         server.stop.set()

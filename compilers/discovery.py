@@ -1,0 +1,249 @@
+"""Discovery files — `.alaya/serve.json` (where `alaya serve` listens) — and when a client
+may believe one. Standard library only, and cheap: `alaya recall --json` (cli/fast.py) reads
+it before every recall that a resident server could answer.
+
+A vault is synced with other machines and other people, imported from folders, and shared
+with other users of a machine, so a file in `.alaya/` may have come from anywhere: a remote's
+commit, a copied folder, another local user, or a server that died (and whose port someone
+else now holds). A client that believed such a file would send its query — and the token,
+and whatever secret the query holds — to an address someone else chose. So a client believes
+a discovery file only when alaya wrote it on this machine, for this user (`trusted`):
+
+1. `.alaya` is a real folder (not a symlink) owned by the user, and the file is a regular
+   file (not a symlink: opened with O_NOFOLLOW), owned by the user, readable by no one else
+   (mode 0600) — what `write_private` makes, and not what a checkout or a copy makes;
+2. git does not track it (a commit did not put it there, whatever its mode: with umask 077 a
+   checkout is 0600 too);
+3. it names a live process owned by the user and a loopback URL (`http://127.0.0.1:PORT`,
+   `[::1]`, `localhost`) — a query never leaves the machine on a file's say-so;
+4. the server at that URL proves it holds the file's `secret` before any query is sent: the
+   client sends a random nonce, the server answers `proof(secret, nonce, url)`, a keyed
+   BLAKE2b of both (the secret exists only in the 0600 file and the server's memory; a
+   server has one even without `--token`). A stale file whose port another program took
+   fails here, and so does a server that answers anything.
+
+Otherwise the client answers in-process and says why, in one line on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+try:  # the BLAKE2 module alone: `hashlib` would load OpenSSL first (~3–4 ms per recall)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - an interpreter without the builtin module
+    from hashlib import blake2b
+
+SERVE_FILE = "serve.json"
+PROOF_PATH = "/challenge"  # GET /challenge?nonce=HEX → {"proof": HEX}
+_PERSON = b"alaya-serve-v1"  # BLAKE2b's personalisation: this proof and nothing else
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Replace `path` atomically with a file only its owner may read, from the first byte on
+    (it holds a token and the server's secret)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # whatever the umask or a file left at the temp name
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def proof(secret: str, nonce: str, url: str) -> str:
+    """What a server holding `secret` answers to `nonce`, bound to the URL it is reached at (a
+    proof relayed from a server at another address does not verify)."""
+    mac = blake2b(f"{url}\n{nonce}".encode(), key=bytes.fromhex(secret), digest_size=32,
+                  person=_PERSON)
+    return mac.hexdigest()
+
+
+def loopback_hostport(url: str) -> tuple[str, int] | None:
+    """(host, port) of `http://HOST:PORT` when HOST is a loopback address written out —
+    127.0.0.0/8, [::1] — or `localhost`; None for anything else (a name, another address, a
+    path, credentials)."""
+    if not isinstance(url, str) or not url.startswith("http://"):
+        return None
+    rest = url[len("http://"):]
+    host, sep, port = rest.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        return None
+    if host == "[::1]":
+        return "::1", int(port)
+    if host == "localhost":
+        return host, int(port)
+    parts = host.split(".")
+    if len(parts) == 4 and parts[0] == "127" and all(
+            p.isdigit() and len(p) <= 3 and int(p) < 256 for p in parts):
+        return host, int(port)
+    return None
+
+
+def _process_owner(pid: int) -> int | None:
+    """The uid of a live process; None when none runs with that pid. Without /proc, a process
+    this user may signal counts as its own."""
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except FileNotFoundError:
+        if os.path.isdir("/proc/self"):
+            return None
+    except OSError:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return -1
+    return os.geteuid()
+
+
+def _git_dir(start: Path) -> tuple[Path, Path] | None:
+    """(work tree, git dir) of the repository holding `start`, as git finds it from there: the
+    nearest `.git` folder, or `.git` file (a worktree, a submodule) upwards."""
+    here = start
+    while True:
+        dot = here / ".git"
+        if dot.is_dir():
+            return here, dot
+        if dot.is_file():
+            try:
+                line = dot.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                return here, dot  # unreadable: git is asked
+            if line.startswith("gitdir:"):
+                target = Path(line[len("gitdir:"):].strip())
+                return here, target if target.is_absolute() else here / target
+            return here, dot
+        if here.parent == here:
+            return None
+        here = here.parent
+
+
+def _in_index(data: bytes, rel: bytes) -> bool | None:
+    """Whether the git index `data` has an entry for path `rel`; None when this reading cannot
+    tell for sure (git is asked then). Version 2 and 3 indexes store each path whole, after
+    its 16-bit flags (the low 12 bits: the path's length) — and, in version 3, 16 bits of
+    extended flags when flag 0x4000 is set — so one search for the path and a check of the
+    flags before it answer without walking every entry (a walk costs ~1 µs an entry in Python;
+    `git ls-files` 3 ms a recall). Version 4 compresses paths, a split index keeps entries in
+    another file and a sparse index folds folders into one entry: those go to git."""
+    if len(data) < 12 or data[:4] != b"DIRC":
+        return None
+    version = int.from_bytes(data[4:8], "big")
+    if version not in (2, 3) or b"link" in data or b"sdir" in data:
+        return None
+    want = min(len(rel), 0xFFF)
+    needle = rel + b"\0"
+    at = data.find(needle, 12)
+    while at != -1:
+        flags = int.from_bytes(data[at - 2:at], "big")
+        if flags & 0xFFF == want and not flags & 0x4000:
+            return True
+        flags = int.from_bytes(data[at - 4:at - 2], "big")  # extended flags follow
+        if version == 3 and flags & 0x4000 and flags & 0xFFF == want:
+            return True
+        at = data.find(needle, at + 1)
+    return False
+
+
+def tracked(path: Path) -> bool:
+    """Whether git tracks `path` (in the index of the repository holding it)."""
+    found = _git_dir(path.parent)
+    if found is None:
+        return False
+    work, gitdir = found
+    try:
+        rel = path.relative_to(work).as_posix().encode("utf-8")
+    except ValueError:
+        return _ask_git(path)
+    if gitdir.is_dir() and not os.environ.get("GIT_DIR") and not os.environ.get("GIT_INDEX_FILE"):
+        try:
+            data = (gitdir / "index").read_bytes()
+        except FileNotFoundError:
+            return False  # no index yet: nothing tracked
+        except OSError:
+            data = b""
+        answer = _in_index(data, rel)
+        if answer is not None and not (answer is False and _folds_case(path)):
+            return answer
+    return _ask_git(path)
+
+
+def _folds_case(path: Path) -> bool:
+    """A case-insensitive file system (macOS, Windows): the index may spell the path in
+    another case, which git then asks."""
+    swapped = path.with_name(path.name.swapcase())
+    return swapped != path and swapped.exists()
+
+
+def _ask_git(path: Path) -> bool:
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--", path.name], cwd=path.parent,
+                             capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return True  # cannot tell: not believed
+    if out.returncode != 0:
+        return b"not a git repository" not in out.stderr.lower()
+    return bool(out.stdout.strip(b"\0"))
+
+
+def trusted(state_dir: Path, name: str = SERVE_FILE) -> tuple[dict[str, Any] | None, str]:
+    """(the file's content, "") when alaya wrote `state_dir/name` on this machine for this
+    user; (None, why not) otherwise — (None, "") when there is no file at all."""
+    path = state_dir / name
+    uid = os.geteuid()
+    try:
+        folder = os.lstat(state_dir)
+    except OSError:
+        return None, ""
+    if stat.S_ISLNK(folder.st_mode):
+        return None, f"{state_dir.name} is a symlink"
+    if folder.st_uid != uid:
+        return None, f"{state_dir.name}/ belongs to uid {folder.st_uid}, not you (uid {uid})"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None, ""
+    except OSError as exc:
+        return None, "it is a symlink" if os.path.islink(path) else f"unreadable ({exc.strerror})"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, "it is not a regular file"
+        if st.st_uid != uid:
+            return None, f"it belongs to uid {st.st_uid}, not you (uid {uid})"
+        if st.st_mode & 0o077:
+            return None, (f"its mode is {stat.S_IMODE(st.st_mode):04o}; a server writes it "
+                          "0600")
+        raw = os.read(fd, 64 * 1024)
+    finally:
+        os.close(fd)
+    try:
+        info = json.loads(raw)
+        pid, url, secret = info["pid"], info["url"], info["secret"]
+        if not (isinstance(pid, int) and pid > 0 and isinstance(secret, str)
+                and 16 <= len(bytes.fromhex(secret)) <= 64):  # a BLAKE2b key
+            raise ValueError
+    except (ValueError, KeyError, TypeError):
+        return None, ("it names no pid, URL and secret (an older alaya serve's? restart "
+                      "`alaya serve`)")
+    owner = _process_owner(pid)
+    if owner is None:
+        return None, f"it names pid {pid}, which is not running (`alaya doctor --fix` removes it)"
+    if owner != uid:
+        return None, f"pid {pid} is not yours"
+    if loopback_hostport(url) is None:
+        return None, f"its URL {str(url)[:80]!r} is not a loopback address"
+    if tracked(path):
+        return None, "git tracks it: a commit put it there, not a server on this machine"
+    return info, ""
