@@ -37,6 +37,7 @@ import h11
 from .http_guard import MAX_CONNECTIONS, MAX_HEAD, READ_TIMEOUT_S, Progress, Refusal, Slots, inspect_head
 
 Reply = tuple[int, Any]  # (status, a JSON-able body)
+LINGER_S = 2.0  # after a reply that ends the connection, what the client still sends is read
 
 
 class Request:
@@ -160,12 +161,31 @@ class HttpServer:
         try:
             while await self._one(reader, writer, conn, progress):
                 conn.start_next_cycle()
+            if conn.our_state is h11.MUST_CLOSE:  # we ended it: let the client read why
+                progress.begin(loop.time())  # a lingering connection may be dropped
+                await self._linger(reader, writer)
         except (OSError, asyncio.CancelledError):
             pass
+        except Exception as exc:  # noqa: BLE001 - a bug answers 500; the server goes on
+            self._write_now(writer, conn, 500, {"error": type(exc).__name__,
+                                                "message": str(exc)})
         finally:
             self.slots.open.discard(progress)
             self._freed.set()
             writer.close()
+
+    @staticmethod
+    async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Half-close and read what the client still sends for a moment, then close: closing
+        with unread bytes makes the kernel reset the connection, and a reset can destroy the
+        reply before the client reads it (RFC 9112 §9.6)."""
+        try:
+            writer.write_eof()
+            async with asyncio.timeout(LINGER_S):
+                while await reader.read(65536):
+                    pass
+        except (OSError, RuntimeError, TimeoutError):
+            pass
 
     async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                    conn: h11.Connection, progress: Progress) -> bool:
@@ -223,7 +243,8 @@ class HttpServer:
                     if early is not None:
                         return request, b"", early
                     if conn.they_are_waiting_for_100_continue:  # curl, for a body over 1 KiB
-                        writer.write(conn.send(h11.InformationalResponse(status_code=100)) or b"")
+                        writer.write(conn.send(h11.InformationalResponse(
+                            status_code=100, headers=[], reason=b"Continue")) or b"")
                 elif isinstance(event, h11.Data):
                     body += event.data
                     if len(body) > self.app.max_body and request is not None:  # chunked
