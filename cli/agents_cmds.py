@@ -21,9 +21,15 @@ import click
 @click.option("--token", envvar="ALAYA_MCP_TOKEN", show_envvar=True, default=None,
               help="--http: the bearer token clients must send (default: a new random one, "
                    "printed and kept in .alaya/mcp.json, mode 0600).")
+@click.option("--read-timeout", type=click.FloatRange(0.1, 3600), default=10.0,
+              show_default=True, help="--http: seconds a client has to send one whole "
+                                      "request; past it, 408 and a close.")
+@click.option("--max-connections", type=click.IntRange(1, 100_000), default=256,
+              show_default=True, help="--http: open connections; past it the slowest client "
+                                      "still sending its request is dropped for a new one.")
 @click.pass_obj
 def mcp(obj: Any, agent: str | None, http: bool, host: str, port: int,
-        token: str | None) -> None:
+        token: str | None, read_timeout: float, max_connections: int) -> None:
     """Serve the memory to an agent over the Model Context Protocol: stdio, or streamable
     HTTP on loopback with a bearer token (--http).
 
@@ -68,7 +74,8 @@ def mcp(obj: Any, agent: str | None, http: bool, host: str, port: int,
 
     try:
         run_http(server, sock, host, secret, Vault.open(obj.vault_path).state_dir,
-                 on_ready=ready, agent=agent_namespace(agent))
+                 on_ready=ready, agent=agent_namespace(agent), read_timeout=read_timeout,
+                 max_connections=max_connections)
     except KeyboardInterrupt:
         pass
     finally:

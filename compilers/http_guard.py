@@ -24,14 +24,20 @@ line, headers and body together) is each server's own (`READ_TIMEOUT_S`).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
+from http import HTTPStatus
+from typing import Any
+
+import h11
 
 MAX_HEAD = 16 * 1024  # request line + header fields: a recall request's are ~200 bytes
 MAX_HEADER_LINES = 100
 READ_TIMEOUT_S = 10.0  # for one whole request: its line, headers and body
 MAX_CONNECTIONS = 256  # open at once; RLIMIT_NOFILE is 1024 by default
 GRACE_S = 1.0  # a connection this young is never "the slowest": it has had no time to send
+LINGER_S = 2.0  # after a reply that ends a connection, what the client still sends is read
 
 _TOKEN = rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 _REQUEST_LINE = re.compile(rb"(" + _TOKEN + rb") [\x21-\x7e]+ HTTP/([0-9])\.([0-9])\r?\n")
@@ -128,3 +134,28 @@ class Slots:
             self.open.discard(victim)
             victim.drop()
         return True
+
+
+def error_body(status: int, message: str) -> dict[str, str]:
+    """The JSON of a refusal: {"error": "BadRequest" (400) or "HTTP <status>", "message"}."""
+    return {"error": "BadRequest" if status == 400 else f"HTTP {status}", "message": message}
+
+
+def response_bytes(conn: h11.Connection, status: int, body: Any, close: bool) -> bytes:
+    """A JSON response through `conn` (h11 keeps the connection's state); through a fresh
+    state machine when `conn` can no longer answer (it already has, or the client broke it)."""
+    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
+    if close:
+        headers.append(("Connection", "close"))
+    try:
+        reason = HTTPStatus(status).phrase.encode("ascii")
+    except ValueError:
+        reason = b""
+    response = h11.Response(status_code=status, headers=headers, reason=reason)
+    try:
+        head = conn.send(response) or b""
+    except h11.LocalProtocolError:
+        conn = h11.Connection(h11.SERVER)
+        head = conn.send(response) or b""
+    return head + (conn.send(h11.Data(data=data)) or b"") + (conn.send(h11.EndOfMessage()) or b"")

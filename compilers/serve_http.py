@@ -24,20 +24,28 @@ every new client 503 once slow ones fill it. Here:
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from http import HTTPStatus
 from typing import Any, Protocol
 
 import h11
 
-from .http_guard import MAX_CONNECTIONS, MAX_HEAD, READ_TIMEOUT_S, Progress, Refusal, Slots, inspect_head
+from .http_guard import (
+    LINGER_S,
+    MAX_CONNECTIONS,
+    MAX_HEAD,
+    READ_TIMEOUT_S,
+    Progress,
+    Refusal,
+    Slots,
+    error_body,
+    inspect_head,
+    response_bytes,
+)
 
 Reply = tuple[int, Any]  # (status, a JSON-able body)
-LINGER_S = 2.0  # after a reply that ends the connection, what the client still sends is read
 
 
 class Request:
@@ -65,15 +73,6 @@ class App(Protocol):
 
     def answer(self, request: Request, body: bytes) -> Reply | Callable[[], Reply]:
         """The reply, or a callable that computes it in the worker pool."""
-
-
-def _encode(body: Any) -> bytes:
-    return json.dumps(body, ensure_ascii=False).encode("utf-8")
-
-
-def _error(status: int, message: str) -> dict[str, str]:
-    name = "BadRequest" if status == 400 else f"HTTP {status}"
-    return {"error": name, "message": message}
 
 
 class HttpServer:
@@ -150,7 +149,7 @@ class HttpServer:
         task = asyncio.current_task()
 
         def drop() -> None:  # the slowest, for a new connection (http_guard.Slots)
-            self._write_now(writer, conn, 503, _error(503, "too many open connections: the "
+            self._write_now(writer, conn, 503, error_body(503, "too many open connections: the "
                                                            "slowest one was dropped"))
             if task is not None:
                 task.cancel()
@@ -198,11 +197,11 @@ class HttpServer:
                 got = await self._read(reader, writer, conn, progress, bytearray(held))
         except TimeoutError:
             if progress.received:  # a request begun and not finished in time
-                await self._write(writer, conn, 408, _error(408, "the request was not "
+                await self._write(writer, conn, 408, error_body(408, "the request was not "
                                   f"received within {self.read_timeout:g} s"), close=True)
             return False
         except Refusal as refusal:
-            await self._write(writer, conn, refusal.status, _error(refusal.status,
+            await self._write(writer, conn, refusal.status, error_body(refusal.status,
                                                                    refusal.message), close=True)
             return False
         if got is None:
@@ -272,37 +271,17 @@ class HttpServer:
                 pending += data
 
     # -- replies ----------------------------------------------------------------------------
-    @staticmethod
-    def _bytes(conn: h11.Connection, status: int, body: Any, close: bool) -> bytes:
-        data = _encode(body)
-        headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
-        if close:
-            headers.append(("Connection", "close"))
-        try:
-            reason = HTTPStatus(status).phrase.encode("ascii")
-        except ValueError:
-            reason = b""
-        response = h11.Response(status_code=status, headers=headers, reason=reason)
-        try:
-            out = conn.send(response)
-        except h11.LocalProtocolError:  # the state machine cannot answer any more: raw bytes
-            spare = h11.Connection(h11.SERVER)
-            return spare.send(response) + spare.send(h11.Data(data=data)) + \
-                spare.send(h11.EndOfMessage())
-        return (out or b"") + (conn.send(h11.Data(data=data)) or b"") + \
-            (conn.send(h11.EndOfMessage()) or b"")
-
     def _write_now(self, writer: asyncio.StreamWriter, conn: h11.Connection, status: int,
                    body: Any) -> None:
         try:
-            writer.write(self._bytes(conn, status, body, True))
+            writer.write(response_bytes(conn, status, body, True))
         except (OSError, RuntimeError):
             pass
 
     async def _write(self, writer: asyncio.StreamWriter, conn: h11.Connection, status: int,
                      body: Any, close: bool = False) -> None:
         close = close or conn.their_state is not h11.DONE
-        writer.write(self._bytes(conn, status, body, close))
+        writer.write(response_bytes(conn, status, body, close))
         try:
             async with asyncio.timeout(self.read_timeout):  # a client that never reads
                 await writer.drain()

@@ -26,7 +26,7 @@ def served(graph_vault: Path) -> Iterator[str]:  # noqa: F811
 
 
 def hostport(url: str) -> tuple[str, int]:
-    host, _, port = url.split("://", 1)[1].rpartition(":")
+    host, _, port = url.split("://", 1)[1].split("/", 1)[0].rpartition(":")
     return host, int(port)
 
 
@@ -189,11 +189,17 @@ MALFORMED = {  # {h}: this server's host:port; {n}: len(QUERY); {q}: QUERY
 }
 
 
-@pytest.mark.parametrize("case", list(MALFORMED))
-def test_a_malformed_request_gets_400_and_a_close(served: str, case: str) -> None:
-    data = (MALFORMED[case].replace(b"{h}", served.split("://", 1)[1].encode())
+def malformed(case: str, host: str, post: str = "/recall", get: str = "/health") -> bytes:
+    """The bytes of MALFORMED[case] for the server at `host`, its POST and GET paths."""
+    return (MALFORMED[case].replace(b"POST /recall", f"POST {post}".encode())
+            .replace(b"GET /health", f"GET {get}".encode()).replace(b"{h}", host.encode())
             .replace(b"{n}", str(len(QUERY)).encode()).replace(b"{x}", b"%x" % len(QUERY))
             .replace(b"{q}", QUERY))
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_a_malformed_request_gets_400_and_a_close(served: str, case: str) -> None:
+    data = malformed(case, served.split("://", 1)[1])
     status, body, closed = send(served, data)
     assert (status, body["error"], closed) == (400, "BadRequest", True), body
     assert body["message"]
