@@ -26,7 +26,9 @@ compile every one of its modules from source in every process. `--no-bytecode` s
 
 `--also ALAYA` times a second alaya executable — an install of an earlier commit — in the
 same rounds against the same build: a before and after under the same load. (An older alaya
-reads a newer build's arrays it knows and ignores the rest.)
+reads a newer build's arrays it knows and ignores the rest.) Through `alaya serve`, each
+executable is timed against its own server and its own client, the servers taking turns in
+blocks (`through_serve`).
 
     .venv/bin/python benchmarks/recall_bench.py --sizes 10000 100000
 """
@@ -158,6 +160,40 @@ def interleaved(cmds: list[list[str]], n: int, env: dict[str, str]) -> list[list
     return out
 
 
+def through_serve(exes: list[str], vault: Path, runs: int, env: dict[str, str],
+                  blocks: int = 4) -> dict[str, dict[str, list[float]]]:
+    """Each executable's own `alaya serve`, timed through its own `alaya recall --json` client
+    and through curl. The servers take turns in `blocks` blocks of runs/blocks queries each
+    (one server at a time holds the vault's serve.json), so load from other tenants of the
+    machine falls on all of them alike."""
+    out = {exe: {"process": [], "curl": []} for exe in exes}
+    curl = shutil.which("curl")
+    per_block = max(1, runs // blocks)
+    for block in range(blocks):
+        for exe in exes if block % 2 == 0 else exes[::-1]:
+            server = subprocess.Popen([exe, "--vault", str(vault), "serve", "--no-watch"],
+                                      env=env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+            try:
+                serve_file = vault / ".alaya" / "serve.json"
+                for _ in range(600):
+                    if serve_file.exists() and json.loads(serve_file.read_text() or "{}").get(
+                            "pid") == server.pid:
+                        break
+                    time.sleep(0.1)
+                url = json.loads(serve_file.read_text())["url"]
+                out[exe]["process"] += timed_runs(
+                    [exe, "--vault", str(vault), "recall", "{q}", "--json"], per_block, env)
+                if curl:
+                    out[exe]["curl"] += timed_runs(
+                        [curl, "-s", "-o", "/dev/null", "-X", "POST", url + "/recall", "-d",
+                         '{"query": "{q}"}'], per_block)
+            finally:
+                server.terminate()
+                server.wait(10)
+    return out
+
+
 def bench(vault: Path, rounds: int, runs: int, also: str | None = None) -> dict[str, object]:
     prepare(vault)
     build = json.loads((vault / ".alaya" / "current.json").read_text())["build"]
@@ -184,25 +220,19 @@ def bench(vault: Path, rounds: int, runs: int, also: str | None = None) -> dict[
     if other:
         result["also"] = also
         result["also_process_ms"] = stats(other[0])
-    server = subprocess.Popen([ALAYA, "--vault", str(vault), "serve", "--no-watch"], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        serve_file = vault / ".alaya" / "serve.json"
-        for _ in range(600):
-            if serve_file.exists():
-                break
-            time.sleep(0.1)
-        url = json.loads(serve_file.read_text())["url"]
-        result["serve_process_ms"] = stats(timed_runs(
-            [ALAYA, "--vault", str(vault), "recall", "{q}", "--json"], runs, env))
-        curl = shutil.which("curl")
-        if curl:
-            result["curl_ms"] = stats(timed_runs(
-                [curl, "-s", "-o", "/dev/null", "-X", "POST", url + "/recall", "-d",
-                 '{"query": "{q}"}'], runs))
-    finally:
-        server.terminate()
-        server.wait(10)
+    served = through_serve([ALAYA] + ([also] if also else []), vault, runs, env)
+    result["serve_process_ms"] = stats(served[ALAYA]["process"])
+    if served[ALAYA]["curl"]:
+        result["curl_ms"] = stats(served[ALAYA]["curl"])
+    if also:
+        result["also_serve_process_ms"] = stats(served[also]["process"])
+        if served[also]["curl"]:
+            result["also_curl_ms"] = stats(served[also]["curl"])
+        for who in ("serve_process", "curl"):
+            if f"also_{who}_ms" in result:
+                for p in ("p50", "p95"):
+                    result[f"{who}_vs_also_{p}"] = round(
+                        result[f"{who}_ms"][p] / result[f"also_{who}_ms"][p], 3)  # type: ignore[index]
     for name, key in (("floor", "floor_ms"), ("floor_matched", "floor_matched_ms")):
         for p in ("p50", "p95"):
             for who in ("process", "also_process") if other else ("process",):

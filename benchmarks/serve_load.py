@@ -1,24 +1,29 @@
-"""`alaya serve` under load: how many of N concurrent clients are answered, and how fast.
+"""`alaya serve` under load: how many of N concurrent clients are answered, and how fast —
+and how long a normal recall takes while slow clients hold connections open.
 
 Each round, N client threads wait on a barrier, then each opens its own connection and POSTs
-one recall query (the `alaya recall --json` client does exactly this). A reply with status 200
-counts as answered; a refused or reset connection, or a timeout, does not. Latency is per
-request, from connect to the last byte.
+one recall query (the `alaya recall --json` client does exactly this, after the discovery
+challenge where the server has one). A reply with status 200 counts as answered; a refused or
+reset connection, or a timeout, does not. Latency is per request, from connect to the last
+byte.
 
 Throughput: answered requests per second of wall time, from the moment a round's clients are
 released to the last reply (summed over the rounds).
 
+Slow clients (`--slow N`): N connections that each began a request and send one more byte of
+it every `--drip` seconds (never finishing); meanwhile `--slow-recalls` normal recalls are
+sent one after the other, each with a `--slow-timeout` deadline.
+
 Two servers run in the same run, on the same vault, one after the other (`--servers` picks):
-- `today`: compilers/serve.py as it is on the `main` branch (ThreadingHTTPServer: a thread
-  per connection, the default listen backlog of 5), run with this checkout's engine so only
-  the server layer differs;
-- `pooled`: this checkout's server (backlog 1024, a bounded pool of worker threads).
+- `main`: compilers/serve.py as it is on the `main` branch, run with this checkout's engine so
+  only the server layer differs;
+- `checkout`: this checkout's server.
 
 The vault: benchmarks/synth.py cards (default 2,000), compiled with the 384-d hash embedder so
 the run needs no model; queries are answered in BM25 + graph mode (`"mode": "bm25"`) and in
 hybrid mode with the hash embedder.
 
-    .venv/bin/python benchmarks/serve_load.py --clients 50 200 --rounds 5
+    .venv/bin/python benchmarks/serve_load.py --clients 50 200 --rounds 5 --slow 40
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ sys.path.insert(0, {root!r})
 {load}
 from vault_engine.store.vault import Vault
 srv = RecallServer(Vault.open({vault!r}), watch=False)
-print(srv.url, flush=True)
+print(srv.url, getattr(srv, "secret", ""), flush=True)
 srv.serve_forever()
 """
 
@@ -63,8 +68,9 @@ def build_vault(folder: Path, cards: int) -> Path:
     return vault
 
 
-def start(kind: str, vault: Path, folder: Path) -> tuple[subprocess.Popen[str], str]:
-    if kind == "today":
+def start(kind: str, vault: Path, folder: Path) -> tuple[subprocess.Popen[str], str, str | None]:
+    """The server process, its URL and its discovery secret (None on main: no challenge)."""
+    if kind == "main":
         old = subprocess.run(["git", "-C", str(ROOT), "show", "main:compilers/serve.py"],
                              capture_output=True, text=True, check=True).stdout
         (folder / "serve_today.py").write_text(old, encoding="utf-8")
@@ -76,24 +82,72 @@ def start(kind: str, vault: Path, folder: Path) -> tuple[subprocess.Popen[str], 
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    return proc, url
+    url, _, secret = proc.stdout.readline().strip().partition(" ")
+    return proc, url, secret or None
 
 
-def one(url: str, body: bytes, timeout: float) -> tuple[bool, float]:
+def one(url: str, body: bytes, timeout: float, secret: str | None = None) -> tuple[bool, float]:
     """One request as `alaya recall --json` sends it (cli/fast.py); (answered, ms)."""
-    from cli.fast import _post
+    from cli.fast import Unproven, _post
 
     start = time.perf_counter()
     try:
-        status, _ = _post(url, body, None, timeout)
+        status, _ = _post(url, body, None, timeout, secret=secret)
         ok = status == 200
-    except (OSError, ValueError, IndexError):
+    except (OSError, ValueError, IndexError, Unproven):
         ok = False
     return ok, (time.perf_counter() - start) * 1000
 
 
-def load(url: str, clients: int, rounds: int, mode: str, timeout: float) -> dict[str, object]:
+def pct(values: list[float], p: float) -> float | None:
+    values = sorted(values)
+    return round(values[min(len(values) - 1, int(p * len(values)))], 1) if values else None
+
+
+def slow(url: str, secret: str | None, clients: int, drip: float, recalls: int,
+         timeout: float) -> dict[str, object]:
+    """`recalls` normal recalls, one after the other, while `clients` slow ones drip."""
+    import socket
+
+    hostport = url.split("://", 1)[1]
+    host, _, port = hostport.rpartition(":")
+    socks = []
+    for _ in range(clients):
+        s = socket.create_connection((host, int(port)))
+        s.sendall(f"POST /recall HTTP/1.1\r\nHost: {hostport}\r\nX-Slow: ".encode())
+        socks.append(s)
+    stop = threading.Event()
+
+    def dripping() -> None:
+        while not stop.wait(drip):
+            for s in socks:
+                try:
+                    s.sendall(b"a")
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=dripping, daemon=True)
+    thread.start()
+    time.sleep(drip + 0.5)  # every slow client has dripped once
+    results = []
+    try:
+        for i in range(recalls):
+            body = json.dumps({"query": QUERIES[i % len(QUERIES)], "mode": "bm25",
+                               "top_k": 5}).encode()
+            results.append(one(url, body, timeout, secret))
+    finally:
+        stop.set()
+        thread.join(drip + 5)
+        for s in socks:
+            s.close()
+    answered = [ms for ok, ms in results if ok]
+    return {"slow_clients": clients, "recalls": recalls, "answered": len(answered),
+            "p50_ms": pct(answered, 0.5), "p95_ms": pct(answered, 0.95),
+            "timeout_s": timeout}
+
+
+def load(url: str, clients: int, rounds: int, mode: str, timeout: float,
+         secret: str | None = None) -> dict[str, object]:
     latencies: list[float] = []
     answered = total = 0
     wall = 0.0
@@ -113,7 +167,7 @@ def load(url: str, clients: int, rounds: int, mode: str, timeout: float) -> dict
             body = json.dumps({"query": QUERIES[(i + r) % len(QUERIES)], "mode": mode,
                                "top_k": 5}).encode()
             barrier.wait()
-            res = one(url, body, timeout)
+            res = one(url, body, timeout, secret)
             with lock:
                 results.append(res)
 
@@ -126,14 +180,8 @@ def load(url: str, clients: int, rounds: int, mode: str, timeout: float) -> dict
         total += len(results)
         answered += sum(ok for ok, _ in results)
         latencies += [ms for ok, ms in results if ok]
-    latencies.sort()
-
-    def pct(p: float) -> float | None:
-        return round(latencies[min(len(latencies) - 1, int(p * len(latencies)))], 1) \
-            if latencies else None
-
     return {"clients": clients, "mode": mode, "requests": total, "answered": answered,
-            "p50_ms": pct(0.5), "p95_ms": pct(0.95),
+            "p50_ms": pct(latencies, 0.5), "p95_ms": pct(latencies, 0.95),
             "mean_ms": round(statistics.fmean(latencies), 1) if latencies else None,
             "answered_per_s": round(answered / wall, 1) if wall else None}
 
@@ -145,26 +193,38 @@ def main() -> None:
     parser.add_argument("--cards", type=int, default=2000)
     parser.add_argument("--modes", nargs="+", default=["bm25", "hybrid"])
     parser.add_argument("--timeout", type=float, default=30.0)
-    parser.add_argument("--servers", nargs="+", choices=["today", "pooled"],
-                        default=["today", "pooled"])
+    parser.add_argument("--servers", nargs="+", choices=["main", "checkout"],
+                        default=["main", "checkout"])
+    parser.add_argument("--slow", type=int, default=0,
+                        help="Slow clients for the slow-client scenario (0: skip it).")
+    parser.add_argument("--drip", type=float, default=5.0)
+    parser.add_argument("--slow-recalls", type=int, default=20)
+    parser.add_argument("--slow-timeout", type=float, default=10.0)
     parser.add_argument("--json", type=Path, default=None, help="Also write the rows here.")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         vault = build_vault(folder, args.cards)
+        slow_rows = []
         for kind in args.servers:
-            proc, url = start(kind, vault, folder)
+            proc, url, secret = start(kind, vault, folder)
             try:
-                one(url, b'{"query": "warm up", "mode": "bm25"}', args.timeout)
+                one(url, b'{"query": "warm up", "mode": "bm25"}', args.timeout, secret)
                 for mode in args.modes:
                     for n in args.clients:
-                        row = {"server": kind, **load(url, n, args.rounds, mode, args.timeout)}
+                        row = {"server": kind, **load(url, n, args.rounds, mode, args.timeout,
+                                                      secret)}
                         rows.append(row)
                         print(json.dumps(row), flush=True)
+                if args.slow:
+                    row = {"server": kind, **slow(url, secret, args.slow, args.drip,
+                                                  args.slow_recalls, args.slow_timeout)}
+                    slow_rows.append(row)
+                    print(json.dumps(row), flush=True)
             finally:
                 proc.terminate()
-                proc.wait(10)
+                proc.wait(30)
     print(f"\nmachine: {platform.platform()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}; vault: {args.cards} cards; {args.rounds} rounds\n")
     print("| server | mode | clients | answered | p50 ms | p95 ms | answered / s |")
@@ -172,8 +232,17 @@ def main() -> None:
     for r in rows:
         print(f"| {r['server']} | {r['mode']} | {r['clients']} | {r['answered']}/{r['requests']}"
               f" | {r['p50_ms']} | {r['p95_ms']} | {r['answered_per_s']} |")
+    if slow_rows:
+        print(f"\n{args.slow} slow clients, a byte every {args.drip:g} s; "
+              f"{args.slow_recalls} recalls in a row, each with a {args.slow_timeout:g} s "
+              "deadline\n")
+        print("| server | answered | p50 ms | p95 ms |")
+        print("|---|---|---|---|")
+        for r in slow_rows:
+            print(f"| {r['server']} | {r['answered']}/{r['recalls']} | {r['p50_ms']} | "
+                  f"{r['p95_ms']} |")
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps(rows + slow_rows, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -293,6 +293,11 @@ def serve(obj: Any, host: str, port: int, token: str | None, allow_remote: bool,
     signal.signal(signal.SIGINT, handle)
     signal.signal(signal.SIGTERM, handle)
     echo(ok(f"alaya serve: {server.url}  (vault {vault.root}; Ctrl-C to stop)"), err=True)
+    from compilers.discovery import SERVE_FILE, tracked
+
+    if tracked(vault.state_dir / SERVE_FILE):
+        echo(warn("git tracks .alaya/serve.json, so `alaya recall` will not believe it and "
+                  "answers in-process: `git rm --cached .alaya/serve.json`"), err=True)
 
     def on_compile(changes: list[str], stats: Any) -> None:
         if changes:

@@ -338,3 +338,31 @@ def test_outside_any_repository_nothing_is_tracked(tmp_path: Path) -> None:
     (tmp_path / ".alaya").mkdir()
     (tmp_path / ".alaya" / SERVE_FILE).write_text("{}")
     assert tracked(tmp_path / ".alaya" / SERVE_FILE) is False
+
+
+def test_a_server_whose_file_git_tracks_says_so_and_is_not_believed(graph_vault: Path) -> None:  # noqa: F811
+    """Once a commit brought `.alaya/serve.json`, even the server's own file stays tracked
+    when it rewrites it: the server warns at start, the client answers in-process."""
+    plant(graph_vault, "http://127.0.0.1:9")
+    git(graph_vault, "add", "-f", ".alaya/serve.json")
+    git(graph_vault, "commit", "-q", "-m", "a helpful server file")
+    env = {**os.environ, "ALAYA_EMBED_PROVIDER": "hash", "NO_COLOR": "1"}
+    env.pop("ALAYA_AGENT", None)
+    proc = subprocess.Popen([ALAYA, "--vault", str(graph_vault), "serve", "--no-watch"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stderr is not None
+        said = [proc.stderr.readline(), proc.stderr.readline()]
+        assert "git tracks .alaya/serve.json" in said[1] and "git rm --cached" in said[1], said
+        path = graph_vault / ".alaya" / SERVE_FILE
+        for _ in range(300):
+            if json.loads(path.read_text()).get("pid") == proc.pid:
+                break
+            threading.Event().wait(0.05)
+        result = recall(graph_vault)
+        assert result.returncode == 0 and "git tracks it" in result.stderr
+        assert "card-outage" in [n["id"] for n in json.loads(result.stdout)["nodes"]]
+    finally:
+        proc.terminate()
+        proc.wait(10)
