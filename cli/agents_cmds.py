@@ -6,6 +6,8 @@ from typing import Any
 
 import click
 
+from .output import http_guard_options
+
 
 @click.command()
 @click.option("--agent", default=None, envvar="ALAYA_AGENT", show_envvar=True,
@@ -21,12 +23,7 @@ import click
 @click.option("--token", envvar="ALAYA_MCP_TOKEN", show_envvar=True, default=None,
               help="--http: the bearer token clients must send (default: a new random one, "
                    "printed and kept in .alaya/mcp.json, mode 0600).")
-@click.option("--read-timeout", type=click.FloatRange(0.1, 3600), default=10.0,
-              show_default=True, help="--http: seconds a client has to send one whole "
-                                      "request; past it, 408 and a close.")
-@click.option("--max-connections", type=click.IntRange(1, 100_000), default=256,
-              show_default=True, help="--http: open connections; past it the slowest client "
-                                      "still sending its request is dropped for a new one.")
+@http_guard_options("--http: ")
 @click.pass_obj
 def mcp(obj: Any, agent: str | None, http: bool, host: str, port: int,
         token: str | None, read_timeout: float, max_connections: int) -> None:

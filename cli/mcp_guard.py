@@ -58,6 +58,7 @@ def guarded_h11(read_timeout: float = READ_TIMEOUT_S,
             self._head = bytearray()
             self._checked = False
             self._deadline: Any = None
+            self._lingering = False
             self._progress = Progress(now, self._drop)
             self._arm()
             slots.open.add(self._progress)
@@ -69,7 +70,7 @@ def guarded_h11(read_timeout: float = READ_TIMEOUT_S,
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
-            if self.transport.is_closing():
+            if self._lingering or self.transport.is_closing():
                 return  # refused: what still comes is read and dropped (a lingering close)
             if self._progress.reading:
                 self._progress.received += len(data)
@@ -115,7 +116,7 @@ def guarded_h11(read_timeout: float = READ_TIMEOUT_S,
 
         def _expired(self) -> None:
             self._deadline = None
-            if self.transport.is_closing() or not self._progress.reading:
+            if self._lingering or self.transport.is_closing() or not self._progress.reading:
                 return
             if self._progress.received:
                 self._refuse(408, f"the request was not received within {read_timeout:g} s")
@@ -129,6 +130,7 @@ def guarded_h11(read_timeout: float = READ_TIMEOUT_S,
                 self.transport.write(response_bytes(self.conn, status,
                                                     error_body(status, message), True))
             if linger and self.transport.can_write_eof():
+                self._lingering = True
                 self.transport.write_eof()  # the client may read why before the close
                 self.loop.call_later(LINGER_S, self.transport.close)
             else:

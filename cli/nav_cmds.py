@@ -10,7 +10,17 @@ import click
 
 from vault_engine.errors import UsageError
 
-from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, style, warn
+from .output import (
+    echo,
+    emit_json,
+    http_guard_options,
+    json_option,
+    no_commit_option,
+    ok,
+    pass_json,
+    style,
+    warn,
+)
 
 
 @click.command()
@@ -252,12 +262,7 @@ def export(obj: Any, fmt: str, output: Path, as_json: bool) -> None:
 @click.option("--workers", type=click.IntRange(1, 256), default=None,
               help="Worker threads answering recalls (default: twice the cores, 4–32); "
                    "more requests wait for one.")
-@click.option("--read-timeout", type=click.FloatRange(0.1, 3600), default=10.0,
-              show_default=True, help="Seconds a client has to send one whole request (line, "
-                                      "headers, body); past it, 408 and a close.")
-@click.option("--max-connections", type=click.IntRange(1, 100_000), default=256,
-              show_default=True, help="Open connections at most; past it the slowest client "
-                                      "still sending its request is dropped for a new one.")
+@http_guard_options()
 @click.pass_obj
 def serve(obj: Any, host: str, port: int, token: str | None, allow_remote: bool,
           no_watch: bool, no_introspect: bool, agent: str | None, max_body: int,

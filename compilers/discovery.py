@@ -201,6 +201,9 @@ def trusted(state_dir: Path, name: str = SERVE_FILE) -> tuple[dict[str, Any] | N
     """(the file's content, "") when alaya wrote `state_dir/name` on this machine for this
     user; (None, why not) otherwise — (None, "") when there is no file at all."""
     path = state_dir / name
+    if os.name != "posix":  # no owners, modes or O_NOFOLLOW to check
+        return None, "discovery files are believed on POSIX systems only" if path.exists() \
+            else ""
     uid = os.geteuid()
     try:
         folder = os.lstat(state_dir)

@@ -27,10 +27,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import h11
+if TYPE_CHECKING:  # h11 is imported where a response is made: the CLI reads the constants
+    import h11
 
 MAX_HEAD = 16 * 1024  # request line + header fields: a recall request's are ~200 bytes
 MAX_HEADER_LINES = 100
@@ -144,6 +144,10 @@ def error_body(status: int, message: str) -> dict[str, str]:
 def response_bytes(conn: h11.Connection, status: int, body: Any, close: bool) -> bytes:
     """A JSON response through `conn` (h11 keeps the connection's state); through a fresh
     state machine when `conn` can no longer answer (it already has, or the client broke it)."""
+    from http import HTTPStatus
+
+    import h11
+
     data = json.dumps(body, ensure_ascii=False).encode("utf-8")
     headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
     if close:

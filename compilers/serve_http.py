@@ -86,17 +86,19 @@ class HttpServer:
         self.read_timeout = read_timeout
         self.slots = Slots(max_connections)
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="alaya-serve")
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
         self._stopped: asyncio.Event | None = None
         self._started = threading.Event()
+        self._accepting = False
+        self._handing = 0  # accepted, not yet a connection: counted against the cap
+        self.connections: set[_Connection] = set()
 
-    # -- life cycle -------------------------------------------------------------------------
     def serve_forever(self) -> None:
         asyncio.run(self._run())
 
     def shutdown(self) -> None:
         self._started.wait(10)
-        loop, stopped = self._loop, self._stopped
+        loop, stopped = self.loop, self._stopped
         if loop is not None and stopped is not None and not loop.is_closed():
             try:
                 loop.call_soon_threadsafe(stopped.set)
@@ -104,189 +106,253 @@ class HttpServer:
                 pass  # the loop already ended
 
     async def _run(self) -> None:
-        self._loop = asyncio.get_running_loop()
+        self.loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
-        self._freed = asyncio.Event()
-        self._tasks: set[asyncio.Task[None]] = set()
         self.sock.setblocking(False)
+        self._resume()
         self._started.set()
-        acceptor = asyncio.create_task(self._accept())
         try:
             await self._stopped.wait()
         finally:
-            acceptor.cancel()
-            for task in list(self._tasks):
-                task.cancel()
-            await asyncio.gather(acceptor, *self._tasks, return_exceptions=True)
+            self._pause()
+            for connection in list(self.connections):
+                connection.close()
+            await asyncio.sleep(0)  # their connection_lost
             self.sock.close()
             self.pool.shutdown(wait=False, cancel_futures=True)
 
-    async def _accept(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            while len(self.slots.open) > self.slots.cap:
-                self._freed.clear()  # every slot is busy answering: the backlog waits
-                await self._freed.wait()
+    # -- accepting, within the cap ------------------------------------------------------------
+    def _resume(self) -> None:
+        if not self._accepting and self.loop is not None and self.sock.fileno() != -1:
+            self.loop.add_reader(self.sock, self._accept)
+            self._accepting = True
+
+    def _pause(self) -> None:
+        if self._accepting and self.loop is not None:
+            self.loop.remove_reader(self.sock)
+            self._accepting = False
+
+    def _accept(self) -> None:
+        assert self.loop is not None
+        for _ in range(64):  # a burst, then the loop's other work
+            if len(self.slots.open) + self._handing > self.slots.cap:
+                self._pause()  # every slot is being answered: the listen backlog waits
+                return
             try:
-                client, _ = await loop.sock_accept(self.sock)
-            except OSError:
-                await asyncio.sleep(0.05)  # EMFILE and the like: let connections close first
-                continue
+                client, _ = self.sock.accept()
+            except BlockingIOError:
+                return
+            except OSError:  # EMFILE and the like: let connections close first
+                self._pause()
+                self.loop.call_later(0.1, self._resume)
+                return
             client.setblocking(False)
-            task = loop.create_task(self._connection(client))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._handing += 1
+            task = self.loop.create_task(self.loop.connect_accepted_socket(
+                lambda: _Connection(self), client))
+            task.add_done_callback(self._handed)
 
-    # -- one connection ---------------------------------------------------------------------
-    async def _connection(self, client: socket.socket) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            reader, writer = await asyncio.open_connection(sock=client, limit=MAX_HEAD)
-        except OSError:
-            client.close()
+    def _handed(self, task: asyncio.Task[Any]) -> None:
+        self._handing -= 1
+        if task.cancelled() or task.exception() is not None:
+            self.freed()
+
+    def freed(self) -> None:
+        if len(self.slots.open) <= self.slots.cap:
+            self._resume()
+
+
+class _Connection(asyncio.Protocol):
+    """One client: its requests read under a deadline and checked, answered one at a time
+    (pipelined ones wait in h11), then closed — lingering after a reply that ends it."""
+
+    def __init__(self, server: HttpServer) -> None:
+        self.server = server
+        self.app = server.app
+        assert server.loop is not None
+        self.loop = server.loop
+        self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        self.transport: asyncio.Transport | None = None
+        self.pending = bytearray()  # the current request's head, until inspect_head passes it
+        self.checked = False
+        self.request: Request | None = None
+        self.body = bytearray()
+        self.busy = False  # a reply is being made: h11 holds what comes next
+        self.closing = False
+        self.eof = False  # the client will send nothing more
+        self.deadline: asyncio.TimerHandle | None = None
+        self.progress = Progress(self.loop.time(), self.drop)
+
+    # -- asyncio.Protocol ---------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.server.connections.add(self)
+        self.server.slots.open.add(self.progress)
+        self.server.slots.make_room(self.loop.time())
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        self.closing = True
+        self.server.connections.discard(self)
+        self.server.slots.open.discard(self.progress)
+        self.server.freed()
+
+    def data_received(self, data: bytes) -> None:
+        if self.closing:
+            return  # lingering: read and dropped
+        if self.progress.reading:
+            self.progress.received += len(data)
+        self.conn.receive_data(data)
+        if not self.checked:
+            self.pending += data
+        self._advance()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        if self.closing:  # lingering, and the client is done: close now
+            self.close()
+            return False
+        if not self.busy:
+            if self.progress.received == 0:  # closed between requests
+                self.close()
+                return True
+            self.conn.receive_data(b"")
+            self._advance()
+        return True  # keep our side open to finish a reply
+
+    # -- reading one request ------------------------------------------------------------------
+    def _advance(self) -> None:
+        if self.busy or self.closing:
             return
-        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
-        task = asyncio.current_task()
-
-        def drop() -> None:  # the slowest, for a new connection (http_guard.Slots)
-            self._write_now(writer, conn, 503, error_body(503, "too many open connections: the "
-                                                           "slowest one was dropped"))
-            if task is not None:
-                task.cancel()
-
-        progress = Progress(loop.time(), drop)
-        self.slots.open.add(progress)
-        self.slots.make_room(loop.time())
         try:
-            while await self._one(reader, writer, conn, progress):
-                conn.start_next_cycle()
-            if conn.our_state is h11.MUST_CLOSE:  # we ended it: let the client read why
-                progress.begin(loop.time())  # a lingering connection may be dropped
-                await self._linger(reader, writer)
-        except (OSError, asyncio.CancelledError):
-            pass
-        except Exception as exc:  # noqa: BLE001 - a bug answers 500; the server goes on
-            self._write_now(writer, conn, 500, {"error": type(exc).__name__,
-                                                "message": str(exc)})
-        finally:
-            self.slots.open.discard(progress)
-            self._freed.set()
-            writer.close()
+            if not self.checked:
+                if inspect_head(self.pending) is None:
+                    if self.conn.their_state is h11.CLOSED or self.conn.trailing_data[1]:
+                        raise Refusal(400, "the request ended early")
+                    return
+                self.checked = True
+            while self.checked and not self.busy and not self.closing:
+                event = self.conn.next_event()
+                if event is h11.NEED_DATA or event is h11.PAUSED:
+                    return
+                self._take(event)
+        except h11.RemoteProtocolError as exc:
+            status = 501 if exc.error_status_hint == 501 else 400
+            self._refuse(status, str(exc) or "malformed request")
+        except Refusal as refusal:
+            self._refuse(refusal.status, refusal.message)
 
-    @staticmethod
-    async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _take(self, event: Any) -> None:
+        if isinstance(event, h11.Request):
+            self.request = Request(event)
+            early = self.app.before_body(self.request)
+            if early is not None:  # refused before its body was read: the connection ends
+                self._reply(*early, close=True)
+            elif self.conn.they_are_waiting_for_100_continue:  # curl, for a body over 1 KiB
+                self._write(self.conn.send(h11.InformationalResponse(
+                    status_code=100, headers=[], reason=b"Continue")) or b"")
+        elif isinstance(event, h11.Data):
+            self.body += event.data
+            if len(self.body) > self.app.max_body:  # chunked, past the limit
+                self._reply(413, too_large(len(self.body), self.app.max_body), close=True)
+        elif isinstance(event, h11.EndOfMessage):
+            assert self.request is not None
+            self._answer(self.request, bytes(self.body))
+        elif isinstance(event, h11.ConnectionClosed):
+            if self.request is not None:
+                raise Refusal(400, "the request ended early")
+            self.close()
+
+    # -- answering ----------------------------------------------------------------------------
+    def _answer(self, request: Request, body: bytes) -> None:
+        self._disarm()
+        self.progress.reading = False
+        self.busy = True
+        reply = self.app.answer(request, body)
+        if not callable(reply):
+            return self._reply(*reply)
+        future = self.loop.run_in_executor(self.server.pool, reply)
+        future.add_done_callback(self._answered)
+
+    def _answered(self, future: asyncio.Future[Reply]) -> None:
+        if self.closing or future.cancelled():
+            return
+        try:
+            status, body = future.result()
+        except Exception as exc:  # noqa: BLE001 - a bug answers 500; the server goes on
+            status, body = 500, {"error": type(exc).__name__, "message": str(exc)}
+        self._reply(status, body)
+
+    def _reply(self, status: int, body: Any, close: bool = False) -> None:
+        close = close or self.eof or self.conn.their_state is not h11.DONE
+        self._write(response_bytes(self.conn, status, body, close))
+        if close or self.conn.our_state is not h11.DONE:
+            return self._linger()
+        self.conn.start_next_cycle()  # keep-alive: the next request, maybe already here
+        self.busy, self.checked, self.request, self.body = False, False, None, bytearray()
+        self.pending = bytearray(self.conn.trailing_data[0])
+        self.progress.begin(self.loop.time(), len(self.pending))
+        self._arm()
+        if self.pending:
+            self.loop.call_soon(self._advance)  # a pipelined request, checked like any
+
+    def _refuse(self, status: int, message: str) -> None:
+        self._reply(status, error_body(status, message), close=True)
+
+    def _write(self, data: bytes) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(data)
+
+    # -- ending -------------------------------------------------------------------------------
+    def _linger(self) -> None:
         """Half-close and read what the client still sends for a moment, then close: closing
         with unread bytes makes the kernel reset the connection, and a reset can destroy the
         reply before the client reads it (RFC 9112 §9.6)."""
-        try:
-            writer.write_eof()
-            async with asyncio.timeout(LINGER_S):
-                while await reader.read(65536):
-                    pass
-        except (OSError, RuntimeError, TimeoutError):
-            pass
+        self._disarm()
+        self.closing = True
+        self.progress.begin(self.loop.time())  # a lingering connection may be dropped
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        if transport.can_write_eof():
+            transport.write_eof()
+            self.deadline = self.loop.call_later(LINGER_S, transport.close)
+        else:
+            transport.close()
 
-    async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                   conn: h11.Connection, progress: Progress) -> bool:
-        """Read, answer and write one request; whether the connection may carry another."""
-        loop = asyncio.get_running_loop()
-        held = bytes(conn.trailing_data[0])  # a pipelined request h11 already has
-        progress.begin(loop.time(), len(held))
-        try:
-            async with asyncio.timeout(self.read_timeout):
-                got = await self._read(reader, writer, conn, progress, bytearray(held))
-        except TimeoutError:
-            if progress.received:  # a request begun and not finished in time
-                await self._write(writer, conn, 408, error_body(408, "the request was not "
-                                  f"received within {self.read_timeout:g} s"), close=True)
-            return False
-        except Refusal as refusal:
-            await self._write(writer, conn, refusal.status, error_body(refusal.status,
-                                                                   refusal.message), close=True)
-            return False
-        if got is None:
-            return False
-        request, body, early = got
-        progress.reading = False
-        if early is not None:  # refused before its body was read: the connection ends
-            await self._write(writer, conn, *early, close=True)
-            return False
-        reply = self.app.answer(request, body)
-        if callable(reply):
-            reply = await loop.run_in_executor(self.pool, reply)
-        await self._write(writer, conn, *reply)
-        return conn.our_state is h11.DONE and conn.their_state is h11.DONE
+    def close(self) -> None:
+        self._disarm()
+        self.closing = True
+        if self.transport is not None:
+            self.transport.close()
 
-    async def _read(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                    conn: h11.Connection, progress: Progress, pending: bytearray
-                    ) -> tuple[Request, bytes, Reply | None] | None:
-        """One whole request: (request, body, None), or (request, b"", a refusal decided
-        before the body), or None when the client closed before sending one."""
-        checked = False
-        request: Request | None = None
-        body = bytearray()
-        while True:
-            if not checked and inspect_head(pending) is not None:
-                checked = True
-            while checked:
-                try:
-                    event = conn.next_event()
-                except h11.RemoteProtocolError as exc:
-                    status = exc.error_status_hint if exc.error_status_hint == 501 else 400
-                    raise Refusal(status, str(exc) or "malformed request") from None
-                if event is h11.NEED_DATA:
-                    break
-                if isinstance(event, h11.Request):
-                    request = Request(event)
-                    early = self.app.before_body(request)
-                    if early is not None:
-                        return request, b"", early
-                    if conn.they_are_waiting_for_100_continue:  # curl, for a body over 1 KiB
-                        writer.write(conn.send(h11.InformationalResponse(
-                            status_code=100, headers=[], reason=b"Continue")) or b"")
-                elif isinstance(event, h11.Data):
-                    body += event.data
-                    if len(body) > self.app.max_body and request is not None:  # chunked
-                        return request, b"", (413, too_large(len(body), self.app.max_body))
-                elif isinstance(event, h11.EndOfMessage):
-                    assert request is not None
-                    return request, bytes(body), None
-                elif isinstance(event, h11.ConnectionClosed):
-                    if request is None:
-                        return None
-                    raise Refusal(400, "the request ended early")
-                else:  # h11.PAUSED cannot come before our answer
-                    break
-            data = await reader.read(65536)
-            if not data:
-                if not progress.received:
-                    return None  # closed between requests
-                conn.receive_data(b"")
-                if not checked:
-                    raise Refusal(400, "the request ended early")
-                continue
-            progress.received += len(data)
-            conn.receive_data(data)
-            if not checked:
-                pending += data
+    def drop(self) -> None:
+        """Dropped as the slowest, for a new connection (http_guard.Slots), or at shutdown."""
+        if not self.closing and self.conn.our_state is h11.IDLE:
+            self._write(response_bytes(self.conn, 503, error_body(
+                503, "too many open connections: the slowest one was dropped"), True))
+        self.close()
 
-    # -- replies ----------------------------------------------------------------------------
-    def _write_now(self, writer: asyncio.StreamWriter, conn: h11.Connection, status: int,
-                   body: Any) -> None:
-        try:
-            writer.write(response_bytes(conn, status, body, True))
-        except (OSError, RuntimeError):
-            pass
+    def _arm(self) -> None:
+        self._disarm()
+        self.deadline = self.loop.call_later(self.server.read_timeout, self._expired)
 
-    async def _write(self, writer: asyncio.StreamWriter, conn: h11.Connection, status: int,
-                     body: Any, close: bool = False) -> None:
-        close = close or conn.their_state is not h11.DONE
-        writer.write(response_bytes(conn, status, body, close))
-        try:
-            async with asyncio.timeout(self.read_timeout):  # a client that never reads
-                await writer.drain()
-        except TimeoutError:
-            writer.transport.abort()
+    def _disarm(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+
+    def _expired(self) -> None:
+        self.deadline = None
+        if self.closing or self.busy:
+            return
+        if self.progress.received:  # a request begun and not finished in time
+            self._refuse(408, "the request was not received within "
+                              f"{self.server.read_timeout:g} s")
+        else:
+            self.close()  # it never asked anything
 
 
 def too_large(size: int, limit: int) -> dict[str, str]:

@@ -234,25 +234,35 @@ def test_a_file_without_a_secret_is_not_believed(graph_vault: Path, fake: FakeSe
     assert_in_process(recall(graph_vault), fake, "names no pid, URL and secret")
 
 
+def start_serve(vault: Path, *args: str, umask: int | None = None,
+                **env_extra: str) -> subprocess.Popen[bytes]:
+    """A real `alaya serve` on `vault`, once its own discovery file is believed."""
+    env = {**os.environ, "ALAYA_EMBED_PROVIDER": "hash", **env_extra}
+    env.pop("ALAYA_AGENT", None)
+    old = os.umask(umask) if umask is not None else None
+    try:
+        proc = subprocess.Popen([ALAYA, "--vault", str(vault), "serve", "--no-watch", *args],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    finally:
+        if old is not None:
+            os.umask(old)
+    for _ in range(300):
+        info, _ = trusted(vault / ".alaya")
+        if info is not None and info["pid"] == proc.pid:
+            return proc
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else "died"
+        threading.Event().wait(0.05)
+    proc.terminate()
+    raise AssertionError("the server's discovery file was never believed")
+
+
 def test_the_servers_own_file_is_believed_and_written_private(graph_vault: Path) -> None:  # noqa: F811
     """The control: a real `alaya serve` (started under umask 0, so only its own care makes
     the file private) answers the same recall, no line on stderr."""
-    env = {**os.environ, "ALAYA_EMBED_PROVIDER": "hash"}
-    env.pop("ALAYA_AGENT", None)
-    old = os.umask(0)
-    try:
-        proc = subprocess.Popen([ALAYA, "--vault", str(graph_vault), "serve", "--no-watch"],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    finally:
-        os.umask(old)
+    proc = start_serve(graph_vault, umask=0)
     path = graph_vault / ".alaya" / SERVE_FILE
     try:
-        for _ in range(300):
-            info, why = trusted(graph_vault / ".alaya")
-            if info is not None and info["pid"] == proc.pid:
-                break
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else "died"
-            threading.Event().wait(0.05)
+        info, why = trusted(graph_vault / ".alaya")
         assert info is not None and why == ""
         assert path.stat().st_mode & 0o777 == 0o600 and len(bytes.fromhex(info["secret"])) == 32
         result = recall(graph_vault)
@@ -265,18 +275,10 @@ def test_the_servers_own_file_is_believed_and_written_private(graph_vault: Path)
 
 
 def test_a_wildcard_server_announces_a_loopback_url(graph_vault: Path) -> None:  # noqa: F811
-    env = {**os.environ, "ALAYA_EMBED_PROVIDER": "hash", "ALAYA_SERVE_TOKEN": "a-long-token-1234"}
-    env.pop("ALAYA_AGENT", None)
-    proc = subprocess.Popen([ALAYA, "--vault", str(graph_vault), "serve", "--no-watch",
-                             "--host", "0.0.0.0", "--allow-remote"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = start_serve(graph_vault, "--host", "0.0.0.0", "--allow-remote",
+                       ALAYA_SERVE_TOKEN="a-long-token-1234")
     try:
-        for _ in range(300):
-            info, _ = trusted(graph_vault / ".alaya")
-            if info is not None and info["pid"] == proc.pid:
-                break
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else "died"
-            threading.Event().wait(0.05)
+        info, _ = trusted(graph_vault / ".alaya")
         assert info is not None and info["url"].startswith("http://127.0.0.1:")
         result = recall(graph_vault)
         assert result.returncode == 0 and result.stderr == ""
