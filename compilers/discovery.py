@@ -133,12 +133,13 @@ def _in_index(data: bytes, rel: bytes) -> bool | None:
     its 16-bit flags (the low 12 bits: the path's length) — and, in version 3, 16 bits of
     extended flags when flag 0x4000 is set — so one search for the path and a check of the
     flags before it answer without walking every entry (a walk costs ~1 µs an entry in Python;
-    `git ls-files` 3 ms a recall). Version 4 compresses paths, a split index keeps entries in
-    another file and a sparse index folds folders into one entry: those go to git."""
+    `git ls-files` 3 ms a recall). Version 4 compresses paths and a sparse index (its empty
+    `sdir` extension) folds folders into one entry: those go to git, as a split index does
+    (`tracked` sees its shared file)."""
     if len(data) < 12 or data[:4] != b"DIRC":
         return None
     version = int.from_bytes(data[4:8], "big")
-    if version not in (2, 3) or b"link" in data or b"sdir" in data:
+    if version not in (2, 3) or b"sdir\0\0\0\0" in data:
         return None
     want = min(len(rel), 0xFFF)
     needle = rel + b"\0"
@@ -164,13 +165,15 @@ def tracked(path: Path) -> bool:
         rel = path.relative_to(work).as_posix().encode("utf-8")
     except ValueError:
         return _ask_git(path)
-    if gitdir.is_dir() and not os.environ.get("GIT_DIR") and not os.environ.get("GIT_INDEX_FILE"):
+    if not os.environ.get("GIT_DIR") and not os.environ.get("GIT_INDEX_FILE"):
         try:
-            data = (gitdir / "index").read_bytes()
-        except FileNotFoundError:
-            return False  # no index yet: nothing tracked
+            names = os.listdir(gitdir)
+            split = any(n.startswith("sharedindex.") for n in names)
+            if "index" not in names:
+                return False  # a repository with no index yet tracks nothing
+            data = b"" if split else (gitdir / "index").read_bytes()
         except OSError:
-            data = b""
+            data = b""  # git is asked
         answer = _in_index(data, rel)
         if answer is not None and not (answer is False and _folds_case(path)):
             return answer

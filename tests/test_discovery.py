@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from compilers.discovery import PROOF_PATH, SERVE_FILE, proof, tracked, trusted
+from compilers.discovery import PROOF_PATH, SERVE_FILE, _in_index, proof, tracked, trusted
 
 from .test_recall import graph_vault  # noqa: F401  (fixture)
 
@@ -300,7 +300,7 @@ def _ls(work: Path, rel: str) -> bool:
 
 
 @pytest.mark.parametrize("layout", ["root", "subfolder", "intent-to-add", "index-v4",
-                                    "worktree", "other-path", "untracked"])
+                                    "split-index", "worktree", "other-path", "untracked"])
 def test_tracked_agrees_with_git(tmp_path: Path, layout: str) -> None:
     repo = _repo(tmp_path / "repo")
     vault = repo / "notes" / "vault" if layout == "subfolder" else repo
@@ -322,6 +322,9 @@ def test_tracked_agrees_with_git(tmp_path: Path, layout: str) -> None:
         git(repo, "add", rel, "a.md")
     if layout == "index-v4":
         git(repo, "update-index", "--index-version", "4")
+    if layout == "split-index":  # the entries move to .git/sharedindex.<sha>
+        git(repo, "update-index", "--split-index")
+        assert list((repo / ".git").glob("sharedindex.*"))
     git(repo, "commit", "-q", "-m", "c")
     if layout == "worktree":  # .git is a file naming the git dir
         other = tmp_path / "wt"
@@ -334,6 +337,20 @@ def test_tracked_agrees_with_git(tmp_path: Path, layout: str) -> None:
     assert tracked(target) is expected
     if layout == "intent-to-add":
         assert (repo / ".git" / "index").read_bytes()[4:8] == b"\0\0\0\3"
+
+
+def test_the_index_is_read_without_git_whatever_its_paths(tmp_path: Path) -> None:
+    """Paths that spell an extension's name ("link", "sdir") do not send the check to git;
+    only a format this reading cannot be sure of does."""
+    repo = _repo(tmp_path / "repo")
+    for name in ("links/backlink.md", "sdir/unlink.md", "linkedin.md", "x/.alaya/serve.json"):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text("x")
+    git(repo, "add", ".")
+    data = (repo / ".git" / "index").read_bytes()
+    assert _in_index(data, b".alaya/serve.json") is False
+    assert _in_index(data, b"x/.alaya/serve.json") is True
+    assert _in_index(data[:4] + b"\0\0\0\4" + data[8:], b"linkedin.md") is None  # v4 (faked)
 
 
 def test_outside_any_repository_nothing_is_tracked(tmp_path: Path) -> None:
