@@ -105,22 +105,24 @@ def recall_cli(vault: Path) -> tuple[subprocess.CompletedProcess[str], float]:
     return result, time.monotonic() - started
 
 
-def test_sixty_slow_clients_never_hold_back_a_normal_recall(graph_vault: Path,  # noqa: F811
-                                                            served: str) -> None:
+def test_sixty_slow_clients_never_hold_back_a_normal_recall(graph_vault: Path) -> None:  # noqa: F811
     """On main every worker read one of these clients (each byte restarted its timeout), and
-    `alaya recall --json` waited 30 s for the server before answering in-process."""
-    slow = Drippers(served, 60, every=2.0)
-    try:
-        time.sleep(2.5)  # every slow client has dripped at least once
-        for _ in range(3):
-            result, took = recall_cli(graph_vault)
-            assert result.returncode == 0 and result.stderr == ""  # the server answered
-            assert json.loads(result.stdout)["nodes"][0]["id"] == "card-outage"
-            assert took < 5.0, f"a normal recall took {took:.1f} s behind slow clients"
-        alive = sum(not ends_with(s, 0.01)[1] for s in slow.socks)
-        assert alive == 60  # within the deadline and the cap: nobody was dropped yet
-    finally:
-        slow.close()
+    `alaya recall --json` waited 30 s for the server before answering in-process. The
+    deadline is long here, so the slow clients stay connected all along."""
+    for served in _serve(graph_vault, "--read-timeout", "300"):
+        slow = Drippers(served, 60, every=2.0)
+        try:
+            time.sleep(2.5)  # every slow client has dripped at least once
+            for _ in range(3):
+                result, took = recall_cli(graph_vault)
+                assert result.returncode == 0 and result.stderr == "", result.stderr  # served
+                assert json.loads(result.stdout)["nodes"][0]["id"] == "card-outage"
+                # generous for a loaded machine (it takes ~0.2 s); main's took 31 s
+                assert took < 10.0, f"a normal recall took {took:.1f} s behind slow clients"
+            alive = sum(not ends_with(s, 0.01)[1] for s in slow.socks)
+            assert alive == 60  # within the deadline and the cap: nobody was dropped
+        finally:
+            slow.close()
 
 
 def test_a_request_slower_than_the_read_deadline_gets_408_and_a_close(graph_vault: Path) -> None:  # noqa: F811
@@ -150,8 +152,8 @@ def test_past_the_connection_cap_the_slowest_client_is_dropped(graph_vault: Path
         steady = Drippers(url, 1, every=0.1)  # still slow, but ten bytes a second
         try:
             time.sleep(1.5)  # all older than the grace a new connection gets
-            result, took = recall_cli(graph_vault)  # the eleventh connection
-            assert result.returncode == 0 and result.stderr == "" and took < 5.0
+            result, _ = recall_cli(graph_vault)  # the eleventh connection
+            assert result.returncode == 0 and result.stderr == "", result.stderr
             ended = [ends_with(s, 0.5) for s in slowest.socks]
             dropped = [got for got, closed in ended if closed]
             assert len(dropped) == 1 and dropped[0].startswith(b"HTTP/1.1 503 "), ended
