@@ -14,7 +14,8 @@ Slow clients (`--slow N`): N connections that each began a request and send one 
 it every `--drip` seconds (never finishing); meanwhile `--slow-recalls` normal recalls are
 sent one after the other, each with a `--slow-timeout` deadline.
 
-Two servers run in the same run, on the same vault, one after the other (`--servers` picks):
+Two servers run at once on the same vault (`--servers` picks), each round going to one and
+then the other (the order alternating), so load from other tenants falls on both alike:
 - `main`: compilers/serve.py as it is on the `main` branch, run with this checkout's engine so
   only the server layer differs;
 - `checkout`: this checkout's server.
@@ -146,44 +147,52 @@ def slow(url: str, secret: str | None, clients: int, drip: float, recalls: int,
             "timeout_s": timeout}
 
 
-def load(url: str, clients: int, rounds: int, mode: str, timeout: float,
-         secret: str | None = None) -> dict[str, object]:
-    latencies: list[float] = []
-    answered = total = 0
-    wall = 0.0
+def one_round(url: str, clients: int, r: int, mode: str, timeout: float,
+              secret: str | None) -> tuple[list[tuple[bool, float]], float]:
+    """`clients` requests released at once; (their results, wall seconds to the last)."""
+    released: list[float] = []
+    barrier = threading.Barrier(clients, action=lambda: released.append(time.perf_counter()))
+    results: list[tuple[bool, float]] = []
+    lock = threading.Lock()
+
+    def client(i: int) -> None:
+        body = json.dumps({"query": QUERIES[(i + r) % len(QUERIES)], "mode": mode,
+                           "top_k": 5}).encode()
+        barrier.wait()
+        res = one(url, body, timeout, secret)
+        with lock:
+            results.append(res)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results, time.perf_counter() - released[0]
+
+
+def load(servers: dict[str, tuple[str, str | None]], clients: int, rounds: int, mode: str,
+         timeout: float) -> list[dict[str, object]]:
+    """Rounds of `clients` at once against each server in turn (the order alternating), so
+    load from other tenants of the machine falls on every server alike."""
+    got: dict[str, list[tuple[bool, float]]] = {k: [] for k in servers}
+    wall = dict.fromkeys(servers, 0.0)
     for r in range(rounds):
-        released: list[float] = []
-
-        def release(released: list[float] = released) -> None:
-            released.append(time.perf_counter())
-
-        barrier = threading.Barrier(clients, action=release)
-        results: list[tuple[bool, float]] = []
-        lock = threading.Lock()
-
-        def client(i: int, r: int = r, barrier: threading.Barrier = barrier,
-                   results: list[tuple[bool, float]] = results,
-                   lock: threading.Lock = lock) -> None:
-            body = json.dumps({"query": QUERIES[(i + r) % len(QUERIES)], "mode": mode,
-                               "top_k": 5}).encode()
-            barrier.wait()
-            res = one(url, body, timeout, secret)
-            with lock:
-                results.append(res)
-
-        threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        wall += time.perf_counter() - released[0]
-        total += len(results)
-        answered += sum(ok for ok, _ in results)
-        latencies += [ms for ok, ms in results if ok]
-    return {"clients": clients, "mode": mode, "requests": total, "answered": answered,
-            "p50_ms": pct(latencies, 0.5), "p95_ms": pct(latencies, 0.95),
-            "mean_ms": round(statistics.fmean(latencies), 1) if latencies else None,
-            "answered_per_s": round(answered / wall, 1) if wall else None}
+        for kind in list(servers)[:: 1 if r % 2 == 0 else -1]:
+            url, secret = servers[kind]
+            results, took = one_round(url, clients, r, mode, timeout, secret)
+            got[kind] += results
+            wall[kind] += took
+    rows = []
+    for kind, results in got.items():
+        latencies = [ms for ok, ms in results if ok]
+        answered = len(latencies)
+        rows.append({"server": kind, "clients": clients, "mode": mode,
+                     "requests": len(results), "answered": answered,
+                     "p50_ms": pct(latencies, 0.5), "p95_ms": pct(latencies, 0.95),
+                     "mean_ms": round(statistics.fmean(latencies), 1) if latencies else None,
+                     "answered_per_s": round(answered / wall[kind], 1) if wall[kind] else None})
+    return rows
 
 
 def main() -> None:
@@ -207,22 +216,24 @@ def main() -> None:
         folder = Path(tmp)
         vault = build_vault(folder, args.cards)
         slow_rows = []
-        for kind in args.servers:
-            proc, url, secret = start(kind, vault, folder)
-            try:
+        procs = {kind: start(kind, vault, folder) for kind in args.servers}
+        servers = {kind: (url, secret) for kind, (_, url, secret) in procs.items()}
+        try:
+            for url, secret in servers.values():
                 one(url, b'{"query": "warm up", "mode": "bm25"}', args.timeout, secret)
-                for mode in args.modes:
-                    for n in args.clients:
-                        row = {"server": kind, **load(url, n, args.rounds, mode, args.timeout,
-                                                      secret)}
+            for mode in args.modes:
+                for n in args.clients:
+                    for row in load(servers, n, args.rounds, mode, args.timeout):
                         rows.append(row)
                         print(json.dumps(row), flush=True)
-                if args.slow:
+            if args.slow:
+                for kind, (url, secret) in servers.items():
                     row = {"server": kind, **slow(url, secret, args.slow, args.drip,
                                                   args.slow_recalls, args.slow_timeout)}
                     slow_rows.append(row)
                     print(json.dumps(row), flush=True)
-            finally:
+        finally:
+            for proc, _, _ in procs.values():
                 proc.terminate()
                 proc.wait(30)
     print(f"\nmachine: {platform.platform()}, {os.cpu_count()} cores, Python "

@@ -103,7 +103,7 @@ def exchange(hostport: str, request: bytes, timeout: float = 30.0,
             from compilers.discovery import PROOF_PATH, proof
 
             nonce = os.urandom(16).hex()
-            sock.settimeout(min(timeout, 5.0))  # the loop answers it at once, busy or not
+            sock.settimeout(min(timeout, 10.0))  # the loop answers it at once, busy or not
             sock.sendall(f"GET {PROOF_PATH}?nonce={nonce} HTTP/1.1\r\nHost: {hostport}\r\n"
                          "\r\n".encode("latin-1"))
             try:
