@@ -260,8 +260,8 @@ def export(obj: Any, fmt: str, output: Path, as_json: bool) -> None:
 @click.option("--max-body", type=click.IntRange(1024, 16 * 1024 * 1024), default=65536,
               show_default=True, help="Largest request body in bytes (larger: 413).")
 @click.option("--workers", type=click.IntRange(1, 256), default=None,
-              help="Worker threads answering recalls (default: twice the cores, 4–32); "
-                   "more requests wait for one.")
+              help="Worker threads answering recalls (default: one a core, 2–32); more "
+                   "requests wait for one.")
 @http_guard_options()
 @click.pass_obj
 def serve(obj: Any, host: str, port: int, token: str | None, allow_remote: bool,

@@ -90,7 +90,6 @@ class HttpServer:
         self._stopped: asyncio.Event | None = None
         self._started = threading.Event()
         self._accepting = False
-        self._handing = 0  # accepted, not yet a connection: counted against the cap
         self.connections: set[_Connection] = set()
 
     def serve_forever(self) -> None:
@@ -117,7 +116,6 @@ class HttpServer:
             self._pause()
             for connection in list(self.connections):
                 connection.close()
-            await asyncio.sleep(0)  # their connection_lost
             self.sock.close()
             self.pool.shutdown(wait=False, cancel_futures=True)
 
@@ -135,7 +133,7 @@ class HttpServer:
     def _accept(self) -> None:
         assert self.loop is not None
         for _ in range(64):  # a burst, then the loop's other work
-            if len(self.slots.open) + self._handing > self.slots.cap:
+            if len(self.slots.open) > self.slots.cap:
                 self._pause()  # every slot is being answered: the listen backlog waits
                 return
             try:
@@ -146,62 +144,72 @@ class HttpServer:
                 self._pause()
                 self.loop.call_later(0.1, self._resume)
                 return
-            client.setblocking(False)
-            self._handing += 1
-            task = self.loop.create_task(self.loop.connect_accepted_socket(
-                lambda: _Connection(self), client))
-            task.add_done_callback(self._handed)
-
-    def _handed(self, task: asyncio.Task[Any]) -> None:
-        self._handing -= 1
-        if task.cancelled() or task.exception() is not None:
-            self.freed()
+            _Connection(self, client)
 
     def freed(self) -> None:
         if len(self.slots.open) <= self.slots.cap:
             self._resume()
 
 
-class _Connection(asyncio.Protocol):
-    """One client: its requests read under a deadline and checked, answered one at a time
-    (pipelined ones wait in h11), then closed — lingering after a reply that ends it."""
+class _Connection:
+    """One client on a plain non-blocking socket the loop watches for reading (no asyncio
+    transport): its requests read under a deadline and checked, answered one at a time
+    (pipelined ones wait in h11), then closed — lingering after a reply that ends it.
 
-    def __init__(self, server: HttpServer) -> None:
+    A recall's reply is written by the worker thread that computed it, straight to the socket
+    (the loop stops watching it meanwhile): on two cores the loop thread waits for the GIL
+    behind the recall threads, and a reply that needed it to be written waited with it."""
+
+    def __init__(self, server: HttpServer, sock: socket.socket) -> None:
         self.server = server
         self.app = server.app
         assert server.loop is not None
         self.loop = server.loop
+        self.sock = sock
         self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
-        self.transport: asyncio.Transport | None = None
         self.pending = bytearray()  # the current request's head, until inspect_head passes it
         self.checked = False
         self.request: Request | None = None
         self.body = bytearray()
-        self.busy = False  # a reply is being made: h11 holds what comes next
-        self.closing = False
-        self.eof = False  # the client will send nothing more
+        self.busy = False  # a reply is being made: the socket is not watched meanwhile
+        self.closing = False  # lingering or closed
+        self.closed = False
+        self.watched = False
+        self.out: memoryview | None = None  # what is left of a reply the socket did not take
+        self.out_close = False
         self.deadline: asyncio.TimerHandle | None = None
         self.progress = Progress(self.loop.time(), self.drop)
-
-    # -- asyncio.Protocol ---------------------------------------------------------------------
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        self.server.connections.add(self)
-        self.server.slots.open.add(self.progress)
-        self.server.slots.make_room(self.loop.time())
+        sock.setblocking(False)
+        server.connections.add(self)
+        server.slots.open.add(self.progress)
+        server.slots.make_room(self.loop.time())
+        self._watch()
         self._arm()
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
-        self.closing = True
-        self.server.connections.discard(self)
-        self.server.slots.open.discard(self.progress)
-        self.server.freed()
+    # -- reading ------------------------------------------------------------------------------
+    def _watch(self) -> None:
+        if not self.watched and not self.closed:
+            self.loop.add_reader(self.sock, self._readable)
+            self.watched = True
 
-    def data_received(self, data: bytes) -> None:
-        if self.closing:
-            return  # lingering: read and dropped
+    def _unwatch(self) -> None:
+        if self.watched:
+            self.loop.remove_reader(self.sock)
+            self.watched = False
+
+    def _readable(self) -> None:
+        try:
+            data = self.sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            return self.close()
+        if self.closing:  # lingering: read and dropped, until the client is done
+            if not data:
+                self.close()
+            return
+        if not data:
+            return self._ended()
         if self.progress.reading:
             self.progress.received += len(data)
         self.conn.receive_data(data)
@@ -209,27 +217,20 @@ class _Connection(asyncio.Protocol):
             self.pending += data
         self._advance()
 
-    def eof_received(self) -> bool:
-        self.eof = True
-        if self.closing:  # lingering, and the client is done: close now
-            self.close()
-            return False
-        if not self.busy:
-            if self.progress.received == 0:  # closed between requests
-                self.close()
-                return True
-            self.conn.receive_data(b"")
-            self._advance()
-        return True  # keep our side open to finish a reply
+    def _ended(self) -> None:
+        """The client sent its last byte."""
+        if self.progress.received == 0 and not self.conn.trailing_data[0]:
+            return self.close()  # closed between requests
+        self.conn.receive_data(b"")
+        self._advance()
 
-    # -- reading one request ------------------------------------------------------------------
     def _advance(self) -> None:
         if self.busy or self.closing:
             return
         try:
             if not self.checked:
                 if inspect_head(self.pending) is None:
-                    if self.conn.their_state is h11.CLOSED or self.conn.trailing_data[1]:
+                    if self.conn.trailing_data[1]:  # the client closed mid-head
                         raise Refusal(400, "the request ended early")
                     return
                 self.checked = True
@@ -251,7 +252,7 @@ class _Connection(asyncio.Protocol):
             if early is not None:  # refused before its body was read: the connection ends
                 self._reply(*early, close=True)
             elif self.conn.they_are_waiting_for_100_continue:  # curl, for a body over 1 KiB
-                self._write(self.conn.send(h11.InformationalResponse(
+                self._try_send(self.conn.send(h11.InformationalResponse(
                     status_code=100, headers=[], reason=b"Continue")) or b"")
         elif isinstance(event, h11.Data):
             self.body += event.data
@@ -269,31 +270,95 @@ class _Connection(asyncio.Protocol):
     def _answer(self, request: Request, body: bytes) -> None:
         self._disarm()
         self.progress.reading = False
-        self.busy = True
         reply = self.app.answer(request, body)
         if not callable(reply):
             return self._reply(*reply)
-        future = self.loop.run_in_executor(self.server.pool, reply)
-        future.add_done_callback(self._answered)
+        self.busy = True
+        self._unwatch()  # the worker writes the reply; what comes meanwhile waits in the kernel
+        self.server.pool.submit(self._work, reply)
 
-    def _answered(self, future: asyncio.Future[Reply]) -> None:
-        if self.closing or future.cancelled():
-            return
+    def _response(self, status: int, body: Any, close: bool) -> tuple[bytes, bool]:
+        close = close or self.conn.their_state is not h11.DONE
+        data = response_bytes(self.conn, status, body, close)
+        return data, close or self.conn.our_state is not h11.DONE
+
+    def _work(self, reply: Callable[[], Reply]) -> None:
+        """In a worker thread: compute, write what the socket takes now, hand the rest and the
+        connection back to the loop."""
         try:
-            status, body = future.result()
+            status, body = reply()
         except Exception as exc:  # noqa: BLE001 - a bug answers 500; the server goes on
             status, body = 500, {"error": type(exc).__name__, "message": str(exc)}
-        self._reply(status, body)
+        data, close = self._response(status, body, False)
+        sent = self._try_send(data)
+        if sent == len(data) and close:
+            self._half_close()  # the client sees the end at once
+        try:
+            self.loop.call_soon_threadsafe(self._flush, data[sent:], close)
+        except RuntimeError:
+            pass  # the loop has ended
 
     def _reply(self, status: int, body: Any, close: bool = False) -> None:
-        close = close or self.eof or self.conn.their_state is not h11.DONE
-        self._write(response_bytes(self.conn, status, body, close))
-        if close or self.conn.our_state is not h11.DONE:
+        """A reply made on the loop (a refusal, the proof, /health)."""
+        data, close = self._response(status, body, close)
+        sent = self._try_send(data)
+        if sent == len(data) and close:
+            self._half_close()
+        self._flush(data[sent:], close)
+
+    def _try_send(self, data: bytes) -> int:
+        """How much of `data` the socket takes now, without waiting."""
+        try:
+            return self.sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            return 0
+        except OSError:
+            return len(data)  # the client is gone: nothing more to write
+
+    def _half_close(self) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def _flush(self, rest: bytes, close: bool) -> None:
+        """On the loop: write what is left of a reply as the client reads it (never blocking
+        the loop or a worker), within the deadline; then `_written`."""
+        if self.closed:
+            return
+        if not rest:
+            return self._written(close)
+        self.busy = True
+        self._unwatch()
+        self.out, self.out_close = memoryview(rest), close
+        self._disarm()
+        self.deadline = self.loop.call_later(self.server.read_timeout, self.close)
+        self.loop.add_writer(self.sock, self._writable)
+
+    def _writable(self) -> None:
+        out = self.out
+        assert out is not None
+        self.out = out = out[self._try_send(bytes(out[:65536])):]
+        if len(out):
+            return
+        self.loop.remove_writer(self.sock)
+        self._disarm()
+        if self.out_close:
+            self._half_close()
+        self._written(self.out_close)
+
+    def _written(self, close: bool) -> None:
+        """On the loop, once a reply is out: linger, or wait for the next request."""
+        self.busy, self.out = False, None
+        if self.closed:
+            return
+        if close:
             return self._linger()
         self.conn.start_next_cycle()  # keep-alive: the next request, maybe already here
-        self.busy, self.checked, self.request, self.body = False, False, None, bytearray()
+        self.checked, self.request, self.body = False, None, bytearray()
         self.pending = bytearray(self.conn.trailing_data[0])
         self.progress.begin(self.loop.time(), len(self.pending))
+        self._watch()
         self._arm()
         if self.pending:
             self.loop.call_soon(self._advance)  # a pipelined request, checked like any
@@ -301,37 +366,37 @@ class _Connection(asyncio.Protocol):
     def _refuse(self, status: int, message: str) -> None:
         self._reply(status, error_body(status, message), close=True)
 
-    def _write(self, data: bytes) -> None:
-        if self.transport is not None and not self.transport.is_closing():
-            self.transport.write(data)
-
     # -- ending -------------------------------------------------------------------------------
     def _linger(self) -> None:
-        """Half-close and read what the client still sends for a moment, then close: closing
-        with unread bytes makes the kernel reset the connection, and a reset can destroy the
-        reply before the client reads it (RFC 9112 §9.6)."""
+        """After the reply and our half-close, read what the client still sends for a moment,
+        then close: closing with unread bytes makes the kernel reset the connection, and a
+        reset can destroy the reply before the client reads it (RFC 9112 §9.6)."""
         self._disarm()
         self.closing = True
         self.progress.begin(self.loop.time())  # a lingering connection may be dropped
-        transport = self.transport
-        if transport is None or transport.is_closing():
-            return
-        if transport.can_write_eof():
-            transport.write_eof()
-            self.deadline = self.loop.call_later(LINGER_S, transport.close)
-        else:
-            transport.close()
+        self._watch()
+        self.deadline = self.loop.call_later(LINGER_S, self.close)
 
     def close(self) -> None:
+        if self.closed:
+            return
         self._disarm()
-        self.closing = True
-        if self.transport is not None:
-            self.transport.close()
+        self._unwatch()
+        if self.out is not None:
+            self.loop.remove_writer(self.sock)
+        self.closing = self.closed = True
+        self.server.connections.discard(self)
+        self.server.slots.open.discard(self.progress)
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        self.server.freed()
 
     def drop(self) -> None:
-        """Dropped as the slowest, for a new connection (http_guard.Slots), or at shutdown."""
+        """Dropped as the slowest, for a new connection (http_guard.Slots)."""
         if not self.closing and self.conn.our_state is h11.IDLE:
-            self._write(response_bytes(self.conn, 503, error_body(
+            self._try_send(response_bytes(self.conn, 503, error_body(
                 503, "too many open connections: the slowest one was dropped"), True))
         self.close()
 

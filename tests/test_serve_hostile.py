@@ -5,6 +5,7 @@ every malformed request RFC 9112 lets a server refuse gets 400 and a close."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -257,3 +258,33 @@ def test_a_chunked_body_over_the_limit_gets_413(served: str) -> None:
             .encode() + chunk * 3 + b"0\r\n\r\n")
     status, body, closed = send(served, data)
     assert status == 413 and "limit" in body["message"] and closed
+
+
+def test_a_client_that_pipelines_and_never_reads_holds_no_one_back(graph_vault: Path) -> None:  # noqa: F811
+    """Keep-alive lets a client queue requests without reading a reply: its replies are
+    written as it reads them, never blocking the loop or a worker, and past the deadline
+    with nothing taken the connection is closed."""
+    for url in _serve(graph_vault, "--read-timeout", "1.5"):
+        h = url.split("://", 1)[1]
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # fills at once
+        sock.connect(hostport(url))
+        query = json.dumps({"query": "checkout outage gateway merge", "mode": "bm25",
+                            "top_k": 50, "all_namespaces": True}).encode()
+        one = (f"POST /recall HTTP/1.1\r\nHost: {h}\r\nContent-Length: {len(query)}\r\n\r\n"
+               .encode() + query)
+        sock.setblocking(False)
+        queued = 0
+        with contextlib.suppress(BlockingIOError):  # as many as the buffers take
+            while queued < 4000:
+                sock.send(one)
+                queued += 1
+        sock.setblocking(True)
+        try:
+            result, _ = recall_cli(graph_vault)
+            assert result.returncode == 0 and result.stderr == "", result.stderr
+            time.sleep(5)  # the replies it does not read fill every buffer; the deadline passes
+            got, closed = ends_with(sock, 10)
+            assert closed and got.count(b"HTTP/1.1 200 OK") < queued, (queued, len(got))
+        finally:
+            sock.close()
