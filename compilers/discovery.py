@@ -31,7 +31,10 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: importing typing costs the recall client ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 try:  # the BLAKE2 module alone: `hashlib` would load OpenSSL first (~3–4 ms per recall)
     from _blake2 import blake2b
