@@ -180,6 +180,10 @@ class _Connection:
         self.deadline: asyncio.TimerHandle | None = None
         self.progress = Progress(self.loop.time(), self.drop)
         sock.setblocking(False)
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            # no Nagle: a reply the socket takes in two writes would wait for the client's
+            # delayed ACK (40 ms) before its second part
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         server.connections.add(self)
         server.slots.open.add(self.progress)
         server.slots.make_room(self.loop.time())
