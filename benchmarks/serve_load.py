@@ -171,16 +171,27 @@ def one_round(url: str, clients: int, r: int, mode: str, timeout: float,
     return results, time.perf_counter() - released[0]
 
 
-def load(servers: dict[str, tuple[str, str | None]], clients: int, rounds: int, mode: str,
-         timeout: float) -> list[dict[str, object]]:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load(servers: dict[str, tuple[str, str | None, int]], clients: int, rounds: int,
+         mode: str, timeout: float) -> list[dict[str, object]]:
     """Rounds of `clients` at once against each server in turn (the order alternating), so
-    load from other tenants of the machine falls on every server alike."""
+    load from other tenants of the machine falls on every server alike. Besides latency, the
+    server process's CPU time per answered request — what the server costs, whatever else
+    runs on the machine."""
     got: dict[str, list[tuple[bool, float]]] = {k: [] for k in servers}
     wall = dict.fromkeys(servers, 0.0)
+    cpu = dict.fromkeys(servers, 0.0)
     for r in range(rounds):
         for kind in list(servers)[:: 1 if r % 2 == 0 else -1]:
-            url, secret = servers[kind]
+            url, secret, pid = servers[kind]
+            before = cpu_seconds(pid)
             results, took = one_round(url, clients, r, mode, timeout, secret)
+            cpu[kind] += cpu_seconds(pid) - before
             got[kind] += results
             wall[kind] += took
     rows = []
@@ -191,7 +202,9 @@ def load(servers: dict[str, tuple[str, str | None]], clients: int, rounds: int, 
                      "requests": len(results), "answered": answered,
                      "p50_ms": pct(latencies, 0.5), "p95_ms": pct(latencies, 0.95),
                      "mean_ms": round(statistics.fmean(latencies), 1) if latencies else None,
-                     "answered_per_s": round(answered / wall[kind], 1) if wall[kind] else None})
+                     "answered_per_s": round(answered / wall[kind], 1) if wall[kind] else None,
+                     "cpu_ms_per_request": round(cpu[kind] * 1000 / answered, 2)
+                     if answered else None})
     return rows
 
 
@@ -217,9 +230,9 @@ def main() -> None:
         vault = build_vault(folder, args.cards)
         slow_rows = []
         procs = {kind: start(kind, vault, folder) for kind in args.servers}
-        servers = {kind: (url, secret) for kind, (_, url, secret) in procs.items()}
+        servers = {kind: (url, secret, proc.pid) for kind, (proc, url, secret) in procs.items()}
         try:
-            for url, secret in servers.values():
+            for url, secret, _ in servers.values():
                 one(url, b'{"query": "warm up", "mode": "bm25"}', args.timeout, secret)
             for mode in args.modes:
                 for n in args.clients:
@@ -227,7 +240,7 @@ def main() -> None:
                         rows.append(row)
                         print(json.dumps(row), flush=True)
             if args.slow:
-                for kind, (url, secret) in servers.items():
+                for kind, (url, secret, _) in servers.items():
                     row = {"server": kind, **slow(url, secret, args.slow, args.drip,
                                                   args.slow_recalls, args.slow_timeout)}
                     slow_rows.append(row)
@@ -238,11 +251,13 @@ def main() -> None:
                 proc.wait(30)
     print(f"\nmachine: {platform.platform()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}; vault: {args.cards} cards; {args.rounds} rounds\n")
-    print("| server | mode | clients | answered | p50 ms | p95 ms | answered / s |")
-    print("|---|---|---|---|---|---|---|")
+    print("| server | mode | clients | answered | p50 ms | p95 ms | answered / s | server CPU "
+          "ms / request |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['server']} | {r['mode']} | {r['clients']} | {r['answered']}/{r['requests']}"
-              f" | {r['p50_ms']} | {r['p95_ms']} | {r['answered_per_s']} |")
+              f" | {r['p50_ms']} | {r['p95_ms']} | {r['answered_per_s']} | "
+              f"{r['cpu_ms_per_request']} |")
     if slow_rows:
         print(f"\n{args.slow} slow clients, a byte every {args.drip:g} s; "
               f"{args.slow_recalls} recalls in a row, each with a {args.slow_timeout:g} s "

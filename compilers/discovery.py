@@ -13,7 +13,7 @@ a discovery file only when alaya wrote it on this machine, for this user (`trust
    file (not a symlink: opened with O_NOFOLLOW), owned by the user, readable by no one else
    (mode 0600) — what `write_private` makes, and not what a checkout or a copy makes;
 2. git does not track it (a commit did not put it there, whatever its mode: with umask 077 a
-   checkout is 0600 too);
+   checkout is 0600 too) — read from the index without running git (compilers/git_index.py);
 3. it names a live process owned by the user and a loopback URL (`http://127.0.0.1:PORT`,
    `[::1]`, `localhost`) — a query never leaves the machine on a file's say-so;
 4. the server at that URL proves it holds the file's `secret` before any query is sent: the
@@ -31,6 +31,8 @@ import json
 import os
 import stat
 from pathlib import Path
+
+from .git_index import tracked
 
 TYPE_CHECKING = False  # not typing's: importing typing costs the recall client ~3 ms
 if TYPE_CHECKING:
@@ -106,101 +108,6 @@ def _process_owner(pid: int) -> int | None:
     except PermissionError:
         return -1
     return os.geteuid()
-
-
-def _git_dir(start: Path) -> tuple[Path, Path] | None:
-    """(work tree, git dir) of the repository holding `start`, as git finds it from there: the
-    nearest `.git` folder, or `.git` file (a worktree, a submodule) upwards."""
-    here = start
-    while True:
-        dot = here / ".git"
-        if dot.is_dir():
-            return here, dot
-        if dot.is_file():
-            try:
-                line = dot.read_text(encoding="utf-8").strip()
-            except (OSError, UnicodeDecodeError):
-                return here, dot  # unreadable: git is asked
-            if line.startswith("gitdir:"):
-                target = Path(line[len("gitdir:"):].strip())
-                return here, target if target.is_absolute() else here / target
-            return here, dot
-        if here.parent == here:
-            return None
-        here = here.parent
-
-
-def _in_index(data: bytes, rel: bytes) -> bool | None:
-    """Whether the git index `data` has an entry for path `rel`; None when this reading cannot
-    tell for sure (git is asked then). Version 2 and 3 indexes store each path whole, after
-    its 16-bit flags (the low 12 bits: the path's length) — and, in version 3, 16 bits of
-    extended flags when flag 0x4000 is set — so one search for the path and a check of the
-    flags before it answer without walking every entry (a walk costs ~1 µs an entry in Python;
-    `git ls-files` 3 ms a recall). Version 4 compresses paths and a sparse index (its empty
-    `sdir` extension) folds folders into one entry: those go to git, as a split index does
-    (`tracked` sees its shared file)."""
-    if len(data) < 12 or data[:4] != b"DIRC":
-        return None
-    version = int.from_bytes(data[4:8], "big")
-    if version not in (2, 3) or b"sdir\0\0\0\0" in data:
-        return None
-    want = min(len(rel), 0xFFF)
-    needle = rel + b"\0"
-    at = data.find(needle, 12)
-    while at != -1:
-        flags = int.from_bytes(data[at - 2:at], "big")
-        if flags & 0xFFF == want and not flags & 0x4000:
-            return True
-        flags = int.from_bytes(data[at - 4:at - 2], "big")  # extended flags follow
-        if version == 3 and flags & 0x4000 and flags & 0xFFF == want:
-            return True
-        at = data.find(needle, at + 1)
-    return False
-
-
-def tracked(path: Path) -> bool:
-    """Whether git tracks `path` (in the index of the repository holding it)."""
-    found = _git_dir(path.parent)
-    if found is None:
-        return False
-    work, gitdir = found
-    try:
-        rel = path.relative_to(work).as_posix().encode("utf-8")
-    except ValueError:
-        return _ask_git(path)
-    if not os.environ.get("GIT_DIR") and not os.environ.get("GIT_INDEX_FILE"):
-        try:
-            names = os.listdir(gitdir)
-            split = any(n.startswith("sharedindex.") for n in names)
-            if "index" not in names:
-                return False  # a repository with no index yet tracks nothing
-            data = b"" if split else (gitdir / "index").read_bytes()
-        except OSError:
-            data = b""  # git is asked
-        answer = _in_index(data, rel)
-        if answer is not None and not (answer is False and _folds_case(path)):
-            return answer
-    return _ask_git(path)
-
-
-def _folds_case(path: Path) -> bool:
-    """A case-insensitive file system (macOS, Windows): the index may spell the path in
-    another case, which git then asks."""
-    swapped = path.with_name(path.name.swapcase())
-    return swapped != path and swapped.exists()
-
-
-def _ask_git(path: Path) -> bool:
-    import subprocess
-
-    try:
-        out = subprocess.run(["git", "ls-files", "-z", "--", path.name], cwd=path.parent,
-                             capture_output=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return True  # cannot tell: not believed
-    if out.returncode != 0:
-        return b"not a git repository" not in out.stderr.lower()
-    return bool(out.stdout.strip(b"\0"))
 
 
 def trusted(state_dir: Path, name: str = SERVE_FILE) -> tuple[dict[str, Any] | None, str]:

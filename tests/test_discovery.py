@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from compilers.discovery import PROOF_PATH, SERVE_FILE, _in_index, proof, tracked, trusted
+from compilers.discovery import PROOF_PATH, SERVE_FILE, proof, trusted
+from compilers.git_index import _search, _Unsure, in_index, tracked
 
 from .test_recall import graph_vault  # noqa: F401  (fixture)
 
@@ -133,11 +134,11 @@ def assert_in_process(result: subprocess.CompletedProcess[str], fake: FakeServer
     assert lines[0].endswith("answering in-process")
 
 
-def git(vault: Path, *args: str) -> str:
+def git(vault: Path, *args: str, input_text: str | None = None) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "Stranger", "GIT_AUTHOR_EMAIL": "s@example.org",
            "GIT_COMMITTER_NAME": "Stranger", "GIT_COMMITTER_EMAIL": "s@example.org"}
     return subprocess.run(["git", *args], cwd=vault, env=env, check=True, capture_output=True,
-                          text=True).stdout
+                          text=True, input=input_text).stdout
 
 
 def test_a_file_a_commit_put_there_is_not_believed(graph_vault: Path, fake: FakeServer) -> None:  # noqa: F811
@@ -340,17 +341,45 @@ def test_tracked_agrees_with_git(tmp_path: Path, layout: str) -> None:
 
 
 def test_the_index_is_read_without_git_whatever_its_paths(tmp_path: Path) -> None:
-    """Paths that spell an extension's name ("link", "sdir") do not send the check to git;
-    only a format this reading cannot be sure of does."""
+    """Paths that spell an extension's name ("link", "sdir"), sort before or after the
+    discovery file, or are long: read from the index, as git lists them; only a format this
+    reading cannot be sure of goes to git."""
     repo = _repo(tmp_path / "repo")
-    for name in ("links/backlink.md", "sdir/unlink.md", "linkedin.md", "x/.alaya/serve.json"):
+    names = ["links/backlink.md", "sdir/unlink.md", "linkedin.md", "x/.alaya/serve.json",
+             "-early.md", ".alaya/other.json", "long/" * 60 + "note.md", "中文/笔记.md"]
+    for name in names:
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text("x")
     git(repo, "add", ".")
-    data = (repo / ".git" / "index").read_bytes()
-    assert _in_index(data, b".alaya/serve.json") is False
-    assert _in_index(data, b"x/.alaya/serve.json") is True
-    assert _in_index(data[:4] + b"\0\0\0\4" + data[8:], b"linkedin.md") is None  # v4 (faked)
+    index = repo / ".git" / "index"
+    assert in_index(index, b".alaya/serve.json") is False
+    for name in names:
+        assert in_index(index, name.encode()) is True, name
+    assert in_index(index, b"x/.alaya/serve.jso") is False
+    data = index.read_bytes()
+    assert _search(data, 2, b"x/.alaya/serve.json", sparse=True) is True
+    assert _search(data, 2, b".alaya/serve.json", sparse=True) is False
+    faked = tmp_path / "v4"
+    faked.write_bytes(data[:4] + b"\0\0\0\4" + data[8:])
+    with pytest.raises(_Unsure):  # version 4: git is asked
+        in_index(faked, b"linkedin.md")
+
+
+def test_a_long_walk_hands_over_to_a_search(tmp_path: Path) -> None:
+    """A vault deep in a bigger repository: its discovery file sorts after thousands of
+    entries, and the answer is the same."""
+    repo = _repo(tmp_path / "repo")
+    blob = git(repo, "hash-object", "-w", "--stdin", input_text="x").strip()
+    listing = "".join(f"100644 {blob}\tarchive/{i:05d}.md\n" for i in range(5000))
+    listing += f"100644 {blob}\tnotes/vault/.alaya/serve.json\n"
+    listing += f"100644 {blob}\t.deep/{'d' * 5000}.md\n"  # over 4095 bytes: its flags say so
+    git(repo, "update-index", "--index-info", input_text=listing)
+    index = repo / ".git" / "index"
+    assert in_index(index, b"notes/vault/.alaya/serve.json") is True
+    assert in_index(index, b"notes/vault/.alaya/mcp.json") is False
+    assert in_index(index, b"archive/04999.md") is True
+    assert in_index(index, f".deep/{'d' * 5000}.md".encode()) is True
+    assert in_index(index, b".deeper") is False  # past the long one, the walk goes on
 
 
 def test_outside_any_repository_nothing_is_tracked(tmp_path: Path) -> None:
