@@ -27,8 +27,8 @@ compile every one of its modules from source in every process. `--no-bytecode` s
 `--also ALAYA` times a second alaya executable — an install of an earlier commit — in the
 same rounds against the same build: a before and after under the same load. (An older alaya
 reads a newer build's arrays it knows and ignores the rest.) Through `alaya serve`, each
-executable is timed against its own server and its own client, the servers taking turns in
-blocks (`through_serve`).
+executable is timed against its own server and its own client, the servers running at once
+on copies of the vault and the queries alternating between them (`through_serve`).
 
     .venv/bin/python benchmarks/recall_bench.py --sizes 10000 100000
 """
@@ -160,37 +160,51 @@ def interleaved(cmds: list[list[str]], n: int, env: dict[str, str]) -> list[list
     return out
 
 
-def through_serve(exes: list[str], vault: Path, runs: int, env: dict[str, str],
-                  blocks: int = 4) -> dict[str, dict[str, list[float]]]:
+def through_serve(exes: list[str], vault: Path, runs: int,
+                  env: dict[str, str]) -> dict[str, dict[str, list[float]]]:
     """Each executable's own `alaya serve`, timed through its own `alaya recall --json` client
-    and through curl. The servers take turns in `blocks` blocks of runs/blocks queries each
-    (one server at a time holds the vault's serve.json), so load from other tenants of the
-    machine falls on all of them alike."""
-    out = {exe: {"process": [], "curl": []} for exe in exes}
+    and through curl. The servers run at once — each on its own copy of the vault (one server
+    holds a vault's serve.json), copied with its times so the build is fresh in each — and
+    the queries alternate between them, so load from other tenants falls on all alike."""
+    vaults = {exe: vault if i == 0 else vault.parent / f"{vault.name}-serve-{i}"
+              for i, exe in enumerate(exes)}
+    for copy in vaults.values():
+        if copy != vault:
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(vault, copy, symlinks=True)  # copy2: the times stay
+            (copy / ".alaya" / "serve.json").unlink(missing_ok=True)
+    servers = {exe: subprocess.Popen([exe, "--vault", str(vaults[exe]), "serve", "--no-watch"],
+                                     env=env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL) for exe in exes}
+    out: dict[str, dict[str, list[float]]] = {exe: {"process": [], "curl": []} for exe in exes}
     curl = shutil.which("curl")
-    per_block = max(1, runs // blocks)
-    for block in range(blocks):
-        for exe in exes if block % 2 == 0 else exes[::-1]:
-            server = subprocess.Popen([exe, "--vault", str(vault), "serve", "--no-watch"],
-                                      env=env, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL)
-            try:
-                serve_file = vault / ".alaya" / "serve.json"
-                for _ in range(600):
-                    if serve_file.exists() and json.loads(serve_file.read_text() or "{}").get(
-                            "pid") == server.pid:
-                        break
-                    time.sleep(0.1)
-                url = json.loads(serve_file.read_text())["url"]
-                out[exe]["process"] += timed_runs(
-                    [exe, "--vault", str(vault), "recall", "{q}", "--json"], per_block, env)
-                if curl:
-                    out[exe]["curl"] += timed_runs(
-                        [curl, "-s", "-o", "/dev/null", "-X", "POST", url + "/recall", "-d",
-                         '{"query": "{q}"}'], per_block)
-            finally:
-                server.terminate()
-                server.wait(10)
+    try:
+        urls = {}
+        for exe, server in servers.items():
+            serve_file = vaults[exe] / ".alaya" / "serve.json"
+            for _ in range(600):
+                if serve_file.exists() and json.loads(serve_file.read_text() or "{}").get(
+                        "pid") == server.pid:
+                    break
+                time.sleep(0.1)
+            urls[exe] = json.loads(serve_file.read_text())["url"]
+        commands = {exe: [exe, "--vault", str(vaults[exe]), "recall", "{q}", "--json"]
+                    for exe in exes}
+        for exe, times in zip(exes, interleaved([commands[e] for e in exes], runs, env),
+                              strict=True):
+            out[exe]["process"] = times
+        if curl:
+            posts = [[curl, "-s", "-o", "/dev/null", "-X", "POST", urls[e] + "/recall", "-d",
+                      '{"query": "{q}"}'] for e in exes]
+            for exe, times in zip(exes, interleaved(posts, runs, env), strict=True):
+                out[exe]["curl"] = times
+    finally:
+        for server in servers.values():
+            server.terminate()
+            server.wait(10)
+        for copy in vaults.values():
+            if copy != vault:
+                shutil.rmtree(copy, ignore_errors=True)
     return out
 
 
