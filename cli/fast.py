@@ -233,6 +233,8 @@ def try_server(argv: list[str], piped: bytes | None = None) -> tuple[int, str] |
     if parsed is None:
         return None
     root, query = parsed
+    if not os.path.lexists(root / ".alaya" / "serve.json"):
+        return None  # no server: the checks are not even imported
     from compilers.discovery import trusted
 
     info, why = trusted(root / ".alaya")
