@@ -184,6 +184,9 @@ class _Connection:
             # no Nagle: a reply the socket takes in two writes would wait for the client's
             # delayed ACK (40 ms) before its second part
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # room for a whole reply in one write (a recall's is 5–50 KB; the kernel starts a
+        # socket at 16 KiB): the worker's send takes it all, no wake-up of the loop to finish
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 256 * 1024)
         server.connections.add(self)
         server.slots.open.add(self.progress)
         server.slots.make_room(self.loop.time())
