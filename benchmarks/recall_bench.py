@@ -26,7 +26,9 @@ compile every one of its modules from source in every process. `--no-bytecode` s
 
 `--also ALAYA` times a second alaya executable — an install of an earlier commit — in the
 same rounds against the same build: a before and after under the same load. (An older alaya
-reads a newer build's arrays it knows and ignores the rest.)
+reads a newer build's arrays it knows and ignores the rest.) Through `alaya serve`, each
+executable is timed against its own server and its own client, the servers running at once
+on copies of the vault and the queries alternating between them (`through_serve`).
 
     .venv/bin/python benchmarks/recall_bench.py --sizes 10000 100000
 """
@@ -158,6 +160,54 @@ def interleaved(cmds: list[list[str]], n: int, env: dict[str, str]) -> list[list
     return out
 
 
+def through_serve(exes: list[str], vault: Path, runs: int,
+                  env: dict[str, str]) -> dict[str, dict[str, list[float]]]:
+    """Each executable's own `alaya serve`, timed through its own `alaya recall --json` client
+    and through curl. The servers run at once — each on its own copy of the vault (one server
+    holds a vault's serve.json), copied with its times so the build is fresh in each — and
+    the queries alternate between them, so load from other tenants falls on all alike."""
+    vaults = {exe: vault if i == 0 else vault.parent / f"{vault.name}-serve-{i}"
+              for i, exe in enumerate(exes)}
+    for copy in vaults.values():
+        if copy != vault:
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(vault, copy, symlinks=True)  # copy2: the times stay
+            (copy / ".alaya" / "serve.json").unlink(missing_ok=True)
+    servers = {exe: subprocess.Popen([exe, "--vault", str(vaults[exe]), "serve", "--no-watch"],
+                                     env=env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL) for exe in exes}
+    out: dict[str, dict[str, list[float]]] = {exe: {"process": [], "curl": []} for exe in exes}
+    curl = shutil.which("curl")
+    try:
+        urls = {}
+        for exe, server in servers.items():
+            serve_file = vaults[exe] / ".alaya" / "serve.json"
+            for _ in range(600):
+                if serve_file.exists() and json.loads(serve_file.read_text() or "{}").get(
+                        "pid") == server.pid:
+                    break
+                time.sleep(0.1)
+            urls[exe] = json.loads(serve_file.read_text())["url"]
+        commands = {exe: [exe, "--vault", str(vaults[exe]), "recall", "{q}", "--json"]
+                    for exe in exes}
+        for exe, times in zip(exes, interleaved([commands[e] for e in exes], runs, env),
+                              strict=True):
+            out[exe]["process"] = times
+        if curl:
+            posts = [[curl, "-s", "-o", "/dev/null", "-X", "POST", urls[e] + "/recall", "-d",
+                      '{"query": "{q}"}'] for e in exes]
+            for exe, times in zip(exes, interleaved(posts, runs, env), strict=True):
+                out[exe]["curl"] = times
+    finally:
+        for server in servers.values():
+            server.terminate()
+            server.wait(10)
+        for copy in vaults.values():
+            if copy != vault:
+                shutil.rmtree(copy, ignore_errors=True)
+    return out
+
+
 def bench(vault: Path, rounds: int, runs: int, also: str | None = None) -> dict[str, object]:
     prepare(vault)
     build = json.loads((vault / ".alaya" / "current.json").read_text())["build"]
@@ -184,25 +234,19 @@ def bench(vault: Path, rounds: int, runs: int, also: str | None = None) -> dict[
     if other:
         result["also"] = also
         result["also_process_ms"] = stats(other[0])
-    server = subprocess.Popen([ALAYA, "--vault", str(vault), "serve", "--no-watch"], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        serve_file = vault / ".alaya" / "serve.json"
-        for _ in range(600):
-            if serve_file.exists():
-                break
-            time.sleep(0.1)
-        url = json.loads(serve_file.read_text())["url"]
-        result["serve_process_ms"] = stats(timed_runs(
-            [ALAYA, "--vault", str(vault), "recall", "{q}", "--json"], runs, env))
-        curl = shutil.which("curl")
-        if curl:
-            result["curl_ms"] = stats(timed_runs(
-                [curl, "-s", "-o", "/dev/null", "-X", "POST", url + "/recall", "-d",
-                 '{"query": "{q}"}'], runs))
-    finally:
-        server.terminate()
-        server.wait(10)
+    served = through_serve([ALAYA] + ([also] if also else []), vault, runs, env)
+    result["serve_process_ms"] = stats(served[ALAYA]["process"])
+    if served[ALAYA]["curl"]:
+        result["curl_ms"] = stats(served[ALAYA]["curl"])
+    if also:
+        result["also_serve_process_ms"] = stats(served[also]["process"])
+        if served[also]["curl"]:
+            result["also_curl_ms"] = stats(served[also]["curl"])
+        for who in ("serve_process", "curl"):
+            if f"also_{who}_ms" in result:
+                for p in ("p50", "p95"):
+                    result[f"{who}_vs_also_{p}"] = round(
+                        result[f"{who}_ms"][p] / result[f"also_{who}_ms"][p], 3)  # type: ignore[index]
     for name, key in (("floor", "floor_ms"), ("floor_matched", "floor_matched_ms")):
         for p in ("p50", "p95"):
             for who in ("process", "also_process") if other else ("process",):

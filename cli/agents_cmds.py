@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from .output import pass_json
+from .output import http_guard_options, pass_json
 
 
 @click.command()
@@ -23,9 +23,10 @@ from .output import pass_json
 @click.option("--token", envvar="ALAYA_MCP_TOKEN", show_envvar=True, default=None,
               help="--http: the bearer token clients must send (default: a new random one, "
                    "printed and kept in .alaya/mcp.json, mode 0600).")
+@http_guard_options("--http: ")
 @click.pass_obj
 def mcp(obj: Any, agent: str | None, http: bool, host: str, port: int,
-        token: str | None) -> None:
+        token: str | None, read_timeout: float, max_connections: int) -> None:
     """Serve the memory to an agent over the Model Context Protocol: stdio, or streamable
     HTTP on loopback with a bearer token (--http).
 
@@ -70,8 +71,9 @@ def mcp(obj: Any, agent: str | None, http: bool, host: str, port: int,
                 + "; Ctrl-C to stop)"), err=True)
 
     try:
-        run_http(server, sock, host, secret, Vault.open(obj.vault_path, caller=obj.caller).state_dir,
-                 on_ready=ready, agent=caller.agent)
+        run_http(server, sock, host, secret,
+                 Vault.open(obj.vault_path, caller=obj.caller).state_dir, on_ready=ready,
+                 agent=caller.agent, read_timeout=read_timeout, max_connections=max_connections)
     except KeyboardInterrupt:
         pass
     finally:

@@ -12,6 +12,10 @@ from pathlib import Path
 
 from .locate import find_vault
 
+TYPE_CHECKING = False  # not typing's: importing typing costs this path ~3 ms
+if TYPE_CHECKING:
+    import socket
+
 _LIST = {"--rel": "relations", "--kind": "kind", "--type": "type", "--tag": "tag",
          "--namespace": "namespace"}
 _VALUE = {"--top-k": "top_k", "--depth": "depth", "--as-of": "as_of", "--mode": "mode",
@@ -57,21 +61,59 @@ def _query(args: list[str]) -> dict[str, object] | None:
     return query
 
 
-def _server(vault: Path) -> dict[str, str] | None:
-    try:
-        info = json.loads((vault / ".alaya" / "serve.json").read_text(encoding="utf-8"))
-        os.kill(int(info["pid"]), 0)
-        return info
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+class Unproven(Exception):
+    """The server at a discovery file's URL did not prove it holds the file's secret."""
 
 
-def exchange(hostport: str, request: bytes, timeout: float = 30.0) -> bytes:
-    """Send `request` as it is to HOST:PORT and read the reply until the server closes."""
+def _reply(sock: socket.socket, limit: int = 64 * 1024) -> tuple[int, bytes]:
+    """One HTTP reply with a Content-Length (the challenge's), read no further than it."""
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = sock.recv(4096)
+        if not chunk or len(buf) > limit:
+            raise ValueError("no reply")
+        buf += chunk
+    header, _, rest = buf.partition(b"\r\n\r\n")
+    lines = header.split(b"\r\n")
+    length = -1
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length" and value.strip().isdigit():
+            length = int(value)
+    if not 0 <= length <= limit:
+        raise ValueError("a reply without a usable length")
+    while len(rest) < length:
+        chunk = sock.recv(4096)
+        if not chunk:
+            raise ValueError("the reply ended early")
+        rest += chunk
+    return int(lines[0].split(b" ", 2)[1]), rest[:length]
+
+
+def exchange(hostport: str, request: bytes, timeout: float = 30.0,
+             secret: str | None = None, url: str = "") -> bytes:
+    """Send `request` as it is to HOST:PORT and read the reply until the server closes.
+    With `secret` (a discovery file's), the server must first prove it holds it, on the same
+    connection (compilers/discovery.py); otherwise Unproven, and `request` is never sent."""
     import socket
 
     host, _, port = hostport.rpartition(":")
     with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
+        if secret is not None:
+            from compilers.discovery import PROOF_PATH, proof
+
+            nonce = os.urandom(16).hex()
+            sock.settimeout(min(timeout, 10.0))  # the loop answers it at once, busy or not
+            sock.sendall(f"GET {PROOF_PATH}?nonce={nonce} HTTP/1.1\r\nHost: {hostport}\r\n"
+                         "\r\n".encode("latin-1"))
+            try:
+                status, payload = _reply(sock)
+                given = json.loads(payload).get("proof") if status == 200 else None
+            except (OSError, ValueError, IndexError, AttributeError):
+                given = None
+            if not isinstance(given, str) or given != proof(secret, nonce, url):
+                raise Unproven(url)
+            sock.settimeout(timeout)
         sock.sendall(request)
         chunks = []
         while True:
@@ -83,10 +125,10 @@ def exchange(hostport: str, request: bytes, timeout: float = 30.0) -> bytes:
 
 
 def _post(url: str, body: bytes, token: str | None, timeout: float = 30.0,
-          agent: str | None = None) -> tuple[int, bytes]:
+          agent: str | None = None, secret: str | None = None) -> tuple[int, bytes]:
     """POST to the local server over a plain socket: urllib and http.client cost 20–35 ms to
-    import, more than the request itself. The server speaks HTTP/1.0-style (one request per
-    connection), so the reply ends when the socket closes."""
+    import, more than the request itself. The request asks the server to close the connection
+    after its reply, so the reply ends when the socket closes."""
     rest = url.split("://", 1)[-1]
     hostport = rest.split("/", 1)[0]
     head = (f"POST /recall HTTP/1.1\r\nHost: {hostport}\r\nContent-Type: application/json\r\n"
@@ -95,12 +137,20 @@ def _post(url: str, body: bytes, token: str | None, timeout: float = 30.0,
         head += f"Authorization: Bearer {token}\r\n"
     if agent:
         head += f"X-Alaya-Agent: {agent}\r\n"
-    raw = exchange(hostport, head.encode("latin-1") + b"\r\n" + body, timeout)
+    raw = exchange(hostport, head.encode("latin-1") + b"\r\n" + body, timeout, secret, url)
     header, _, payload = raw.partition(b"\r\n\r\n")
     status = int(header.split(b" ", 2)[1])
     if b"transfer-encoding: chunked" in header.lower():
         raise ValueError("chunked replies are not expected from alaya serve")
     return status, payload
+
+
+def _say(why: str) -> None:
+    """One line on stderr: why the resident server was not used."""
+    try:
+        sys.stderr.write(f"alaya: {why}; answering in-process\n")
+    except (OSError, ValueError):
+        pass
 
 
 # stdin already read by `main` for a recall with no query, handed to the full CLI if it runs
@@ -188,20 +238,36 @@ def simple_recall(argv: list[str], piped: bytes | None = None
 
 
 def try_server(argv: list[str], piped: bytes | None = None) -> tuple[int, str] | None:
+    """The answer of the resident server named by `.alaya/serve.json`, when that file may be
+    believed (compilers/discovery.py) and the server answers; None otherwise — having said
+    why on stderr when there was a file."""
     parsed = simple_recall(argv, piped)
     if parsed is None:
         return None
     root, query, agent = parsed
-    info = _server(root)
+    if not os.path.lexists(root / ".alaya" / "serve.json"):
+        return None  # no server: the checks are not even imported
+    from compilers.discovery import trusted
+
+    info, why = trusted(root / ".alaya")
     if info is None:
+        if why:
+            _say(f".alaya/serve.json is not used: {why}")
         return None
+    url = str(info["url"])
     try:
-        status, payload = _post(info["url"], json.dumps(query).encode("utf-8"), info.get("token"),
-                                agent=agent)
+        status, payload = _post(url, json.dumps(query).encode("utf-8"), info.get("token"),
+                                agent=agent, secret=info["secret"])
         body = json.loads(payload)
-    except (OSError, ValueError, IndexError, KeyError):
-        return None  # the server went away or answered oddly: answer in-process
+    except Unproven:
+        _say(f".alaya/serve.json is not used: the server at {url} did not prove it holds the "
+             "file's secret")
+        return None
+    except (OSError, ValueError, IndexError, KeyError) as exc:
+        _say(f"the server at {url} did not answer ({type(exc).__name__}: {exc})")
+        return None
     if status >= 300 and not isinstance(body, dict):
+        _say(f"the server at {url} answered {status} without a JSON error")
         return None
     code = 0 if status < 300 else 2 if status == 400 else 1
     return code, json.dumps(body, ensure_ascii=False, indent=2) + "\n"

@@ -3,8 +3,10 @@ request carrying `Authorization: Bearer <token>` (the SDK's bearer-token middlew
 
 The token comes from --token / ALAYA_MCP_TOKEN, or is made up at start and printed once;
 `.alaya/mcp.json` (mode 0600, removed at exit) tells local clients the URL and the token,
-as `.alaya/serve.json` does for `alaya serve`. The SDK also turns on its DNS-rebinding
-protection for a loopback host (Host and Origin must be loopback).
+as `.alaya/serve.json` does for `alaya serve` (nothing in alaya reads it; a client that does
+should believe it only as compilers/discovery.py believes serve.json). The SDK also turns on
+its DNS-rebinding protection for a loopback host (Host and Origin must be loopback). Slow and
+malformed clients meet `alaya serve`'s guards, as far as uvicorn lets them (cli/mcp_guard.py).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from compilers.discovery import write_private
+from compilers.http_guard import MAX_CONNECTIONS, READ_TIMEOUT_S
 from vault_engine.errors import UsageError
 
 MCP_FILE = "mcp.json"  # under .alaya/
@@ -79,38 +83,33 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    """Replace `path` atomically with a file only its owner may read from the first byte on
-    (it holds the token)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-
-
 def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
 def run_http(server: Any, sock: socket.socket, host: str, token: str, state_dir: Path,
-             on_ready: Any = None, agent: str | None = None) -> None:
+             on_ready: Any = None, agent: str | None = None,
+             read_timeout: float = READ_TIMEOUT_S,
+             max_connections: int = MAX_CONNECTIONS) -> None:
     """Serve until interrupted; `.alaya/mcp.json` exists while it does. One server answers
     as one caller: `agent` (the namespace policy's, store/namespaces.py), else the owner —
     whoever holds the token is that caller."""
     import anyio
     import uvicorn
 
+    from .mcp_guard import guarded_h11
+
     port = int(sock.getsockname()[1])
     url = f"http://{_url_host(host)}:{port}{PATH}"
     app = server.streamable_http_app(streamable_http_path=PATH, host=host)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    # uvicorn's h11 protocol with serve's guards: a read deadline, a connection cap that
+    # drops the slowest, RFC 9112 refusals (cli/mcp_guard.py)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on",
+                            http=guarded_h11(read_timeout, max_connections))
     http = uvicorn.Server(config)
     info = state_dir / MCP_FILE
     state_dir.mkdir(parents=True, exist_ok=True)
-    _write_private(info, json.dumps({"url": url, "pid": os.getpid(), "token": token,
+    write_private(info, json.dumps({"url": url, "pid": os.getpid(), "token": token,
                                       "agent": agent}).encode())
     if on_ready:
         on_ready(url)

@@ -10,7 +10,17 @@ import click
 
 from vault_engine.errors import UsageError
 
-from .output import echo, emit_json, json_option, no_commit_option, ok, pass_json, style, warn
+from .output import (
+    echo,
+    emit_json,
+    http_guard_options,
+    json_option,
+    no_commit_option,
+    ok,
+    pass_json,
+    style,
+    warn,
+)
 
 
 @click.command()
@@ -261,19 +271,21 @@ def export(obj: Any, fmt: str, output: Path, as_json: bool) -> None:
 @click.option("--max-body", type=click.IntRange(1024, 16 * 1024 * 1024), default=65536,
               show_default=True, help="Largest request body in bytes (larger: 413).")
 @click.option("--workers", type=click.IntRange(1, 256), default=None,
-              help="Worker threads answering requests (default: twice the cores, 4–32); "
-                   "more connections wait in the listen backlog (1024).")
+              help="Worker threads answering recalls (default: one a core, 2–32); more "
+                   "requests wait for one.")
+@http_guard_options()
 @click.pass_obj
 def serve(obj: Any, host: str, port: int, token: str | None, allow_remote: bool,
           no_watch: bool, no_introspect: bool, agent: str | None, max_body: int,
-          workers: int | None) -> None:
+          workers: int | None, read_timeout: float, max_connections: int) -> None:
     """Keep recall resident: artifacts and the embedder loaded, the watcher inside, and
     `alaya introspect` run when it is due ([introspect] every_hours, default 4).
 
     `alaya recall … --json` uses the server automatically while it runs (no click, numpy or
     engine imports in the client). Agents can POST the recall JSON to /recall. Requests must
     name this server by a loopback Host (DNS rebinding is refused); bodies over --max-body
-    get 413, malformed requests 400. Stop with Ctrl-C or SIGTERM.
+    get 413, malformed requests 400 and a close (RFC 9112), a client slower than
+    --read-timeout 408. Stop with Ctrl-C or SIGTERM.
 
     \b
     Examples:
@@ -288,7 +300,8 @@ def serve(obj: Any, host: str, port: int, token: str | None, allow_remote: bool,
 
     vault = obj.vault()
     server = RecallServer(vault, host=host, port=port, token=token, allow_remote=allow_remote,
-                          watch=not no_watch, agent=agent, max_body=max_body, workers=workers)
+                          watch=not no_watch, agent=agent, max_body=max_body, workers=workers,
+                          read_timeout=read_timeout, max_connections=max_connections)
 
     def handle(signum: int, frame: object) -> None:
         server.stop.set()
@@ -296,6 +309,11 @@ def serve(obj: Any, host: str, port: int, token: str | None, allow_remote: bool,
     signal.signal(signal.SIGINT, handle)
     signal.signal(signal.SIGTERM, handle)
     echo(ok(f"alaya serve: {server.url}  (vault {vault.root}; Ctrl-C to stop)"), err=True)
+    from compilers.discovery import SERVE_FILE, tracked
+
+    if tracked(vault.state_dir / SERVE_FILE):
+        echo(warn("git tracks .alaya/serve.json, so `alaya recall` will not believe it and "
+                  "answers in-process: `git rm --cached .alaya/serve.json`"), err=True)
 
     def on_compile(changes: list[str], stats: Any) -> None:
         if changes:

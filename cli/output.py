@@ -32,6 +32,24 @@ def no_commit_option(func: F) -> F:
                         help="Write the change but leave it uncommitted.")(func)
 
 
+def http_guard_options(prefix: str = "") -> Callable[[F], F]:
+    """`--read-timeout` and `--max-connections`: the slow-client guards of `alaya serve` and
+    `alaya mcp --http` (compilers/http_guard.py)."""
+    from compilers.http_guard import MAX_CONNECTIONS, READ_TIMEOUT_S
+
+    def apply(func: F) -> F:
+        func = click.option(
+            "--max-connections", type=click.IntRange(1, 100_000), default=MAX_CONNECTIONS,
+            show_default=True, help=f"{prefix}Open connections at most; past it the slowest "
+                                    "client still sending its request is dropped for a new "
+                                    "one.")(func)
+        return click.option(
+            "--read-timeout", type=click.FloatRange(0.1, 3600), default=READ_TIMEOUT_S,
+            show_default=True, help=f"{prefix}Seconds a client has to send one whole request "
+                                    "(line, headers, body); past it, 408 and a close.")(func)
+    return apply
+
+
 def propose_option(func: F) -> F:
     """`--propose`: write to the review branch instead of the main branch (alaya review)."""
     return click.option("--propose", is_flag=True,

@@ -402,3 +402,13 @@ def test_the_alaya_command_exits_with_its_whole_answer_written(built: Path) -> N
     bad = subprocess.run([alaya, "--vault", str(built), "recall", "--json", "--depth", "0"],
                          capture_output=True, text=True, env=env)  # nothing asked: the full CLI
     assert bad.returncode == 2 and "nothing to recall" in bad.stdout + bad.stderr
+
+
+def test_without_a_server_the_discovery_checks_are_not_even_imported(tmp_path: Path) -> None:
+    """A one-shot recall with no `.alaya/serve.json` pays nothing for the server's checks."""
+    script = ("import sys; from cli.fast import try_server; "
+              f"out = try_server(['--vault', {str(tmp_path)!r}, 'recall', 'x', '--json']); "
+              "print(out, 'compilers.discovery' in sys.modules, '_blake2' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parent.parent, check=True)
+    assert result.stdout.split() == ["None", "False", "False"]

@@ -155,3 +155,18 @@ def test_resident_recall_reads_turn_context_like_a_one_shot_recall(
     finally:
         srv.stop.set()
         thread.join(10)
+
+
+def test_the_client_path_imports_no_more_than_it_needs(server: RecallServer,
+                                                       graph_vault: Path) -> None:  # noqa: F811
+    """Each module costs every `alaya recall --json` through the server: typing (~3 ms),
+    hashlib's OpenSSL (~3 ms), urllib and http.client (20–35 ms) stay out."""
+    script = (
+        "import sys; from cli.fast import try_server; "
+        f"out = try_server(['--vault', {str(graph_vault)!r}, 'recall', 'checkout outage', "
+        "'--json']); assert out is not None and out[0] == 0; "
+        "print(sorted(m for m in ('typing', '_hashlib', 'hashlib', 'hmac', 'urllib.request', "
+        "'http.client', 'subprocess') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parent.parent, check=True)
+    assert result.stdout.strip() == "[]"

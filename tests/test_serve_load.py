@@ -134,6 +134,9 @@ def test_each_request_sees_its_agent_namespaces(served: str) -> None:
                       {"X-Alaya-Agent": "alice"})
     assert code == 403 and body["error"] == "NamespaceError"
     assert post(served, query, {"X-Alaya-Agent": "../etc"})[0] == 400
+    for blank in ("", " ", "\t"):  # a header naming nobody is an error, never the owner
+        code, body = post(served, query, {"X-Alaya-Agent": blank})
+        assert code == 400 and body["error"] == "UsageError", (blank, body)
 
 
 def test_a_server_for_one_agent_answers_only_for_it(graph_vault: Path) -> None:  # noqa: F811
