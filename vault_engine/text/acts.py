@@ -27,78 +27,12 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from . import lexicon as L
-
-_W = r"(?:[^.!?\n]|\.(?=\S))"  # a character inside one English sentence ("the .env file")
-_WZ = r"[^。！？!?；;\n]"  # … inside one Chinese sentence
-_WZC = r"[^。！？!?；;:：,，\n]"  # … inside one Chinese clause
-_ADV = r"(?:(?:completely|entirely|totally|fully|now|please|simply|just|immediately|quietly|" \
-       r"altogether|for\s+now|all\s+of)\s+)*"
-
-
-def _obj_en(pasted: bool) -> str:
-    owner = L.alt(L.OWNER_EN, r"my", r"our") if pasted else L.OWNER_EN
-    det = r"(?:(?:all|any|each|every)\s+(?:of\s+)?)?(?:(?:the|these|those)\s+)?"
-    told = (r"(?:that\s+|which\s+)?you(?:'ve|\s+have|\s+were|\s+had|'d|'re|\s+are)?\s+(?:been\s+)?"
-            r"(?:given|told|trained(?:\s+(?:on|with))?|configured(?:\s+with)?|programmed(?:\s+with)?|"
-            r"instructed(?:\s+with)?|received|got(?:ten)?|set\s+up\s+with|provided(?:\s+with)?|"
-            r"following|follow|under|(?:operate|work|run|act|live)\s+(?:under|by|with)|had|"
-            r"loaded|(?:started|initiali[sz]ed|booted|launched|shipped|seeded|primed)\s+with|"
-            r"came\s+with)")
-    alts = [
-        det + owner + r"\s+(?:" + L.ADJ_EN + r"\s+){0,3}" + L.GUIDE_EN + r"\b",
-        det + r"(?<!\bmy\s)(?<!\bour\s)" + L.PRIOR_EN + r"\s+(?:" + L.ADJ_EN + r"\s+){0,2}"
-        + L.GUIDE_EN + r"\b",
-        det + r"(?<!\bmy\s)(?<!\bour\s)" + L.PRIOR_EN + r"\s+(?:[\w-]+\s+){0,2}" + L.STRONG_GUIDE_EN
-        + r"\b",  # "any earlier review guidelines": a word of what they are about may stand between
-        r"(?:all|any|every)\s+(?:" + L.ADJ_EN + r"\s+){0,2}" + L.STRONG_GUIDE_EN + r"\b",
-        r"(?:the\s+|all\s+(?:the\s+)?|any\s+|every\s+|each\s+|whatever\s+|whichever\s+)?" + L.GUIDE_EN
-        + r"\s+" + told,
-        r"(?:the\s+)?" + L.GUIDE_EN + r"\s+(?:given|provided|assigned)\s+to\s+you",
-        r"(?:everything|anything|all|whatever)\s+(?:that\s+)?you(?:'ve|\s+have|\s+were|\s+had)?\s+"
-        r"(?:been\s+)?(?:told|given|taught|instructed|programmed)",
-        r"(?:the\s+)?(?:system\s+(?:prompts?|messages?|instructions)|programming|guardrails|"
-        r"safeguards|safety\s+(?:rules|guidelines|polic(?:y|ies)|settings|filters|measures|"
-        r"protocols|restrictions)|content\s+(?:polic(?:y|ies)|filters?))\b",
-    ]
-    if pasted:
-        alts.append(r"(?:the|all|everything|anything)\s+(?:(?:text|content|messages?)\s+)?"
-                    r"(?:above|before(?:\s+this)?|so\s+far)\b")
-        alts.append(r"the\s+user'?s\s+(?:original\s+|actual\s+|real\s+)?(?:question|request|"
-                    r"query|instructions?)\b")
-    return "(?:" + "|".join(alts) + ")"
-
-
-def _obj_en_soft() -> str:
-    """The machine's guidance in softer words too: what it was set up with, told to it ("the
-    setup you got before this message"), or earlier ("the earlier setup") — the object of a
-    verdict that says it is gone ("none of … counts", "as if … never happened")."""
-    told = (r"(?:that\s+|which\s+)?you(?:'ve|\s+have|\s+were|\s+had|'d)?\s+(?:been\s+)?(?:given|"
-            r"told|got(?:ten)?|received|loaded|had|(?:started|initiali[sz]ed|booted|launched|set\s+up|"
-            r"configured|primed)(?:\s+with)?)")
-    det = r"(?:(?:all|any|each|every)\s+(?:of\s+)?)?(?:(?:the|these|those|this|that)\s+)?"
-    return ("(?:" + _obj_en(False) + "|" + det + r"(?:" + L.GUIDE_EN + "|" + L.SOFT_GUIDE_EN
-            + r")\s+" + told + "|" + det + r"(?:your\s+|" + L.PRIOR_EN + r"\s+)(?:" + L.ADJ_EN
-            + r"\s+){0,2}" + L.SOFT_GUIDE_EN + r"\b|(?:everything|all)\s+(?:above|before\s+this|"
-            r"so\s+far))")
-
-
-def _obj_zh(pasted: bool) -> str:
-    alts = [
-        L.OWNER_ZH + _WZC + r"{0,8}?" + L.GUIDE_ZH,
-        L.PRIOR_ZH + r"的?(?:所有|全部|一切|任何|这些|那些|各项|各种|各条)?的?[\u4e00-\u9fff ]{0,8}?"
-        + L.GUIDE_ZH,
-        r"你(?:之前|此前|先前|原来|原先|一开始)?的?(?:任何|所有|全部|一切)?(?:设置|配置)",
-        L.STRONG_ZH,
-    ]
-    if pasted:
-        alts.append(r"(?:上文|以上内容|上面的内容|前面的内容|之前的(?:内容|对话|上下文)|"
-                    r"(?:上面|前面|之前)(?:说|讲|写)的(?:一切|所有|全部|内容|话)|"
-                    r"用户(?:原本|原来|最初|本来|真正)?的(?:问题|请求|要求|提问))")
-    return "(?:" + "|".join(alts) + ")"
+from .objects import ADV, CLAUSE_END, EN_TAIL, WZ, WZC, W, compiled
+from .orders import MOODS, SENTENCE_END, Hit, mention
 
 
 class _Lazy:
@@ -141,19 +75,6 @@ class Rule:
         return True
 
 
-@dataclass(frozen=True)
-class Hit:
-    """One clause found: where it is, where its verb starts (the mood is read before it), its
-    object and, for a verdict on the object ("… are void", "…作废"), where that starts."""
-
-    start: int
-    end: int
-    verb: int
-    obj: tuple[int, int] | None = None
-    void: int | None = None
-    to: str = ""
-
-
 _ATOMS: dict[str, tuple[str, ...]] = {}
 
 
@@ -176,42 +97,16 @@ _PRIV_EN = ("dan|stan|dude|jailbr|unrestrict|unfilter|uncensor|root|admin|superu
 _SECRET_EN = ("password|passphrase|credential|api|key|token|secret|private|ssh|access|connection|env|"
               "cookie|session|auth|chat|conversation|history|log|transcript|system prompt|hidden|user|"
               "customer|aws|id_rsa|keychain|wallet|seed")
-_EN_TAIL = (r"(?:\s+(?:at|on|during|since)\s+(?:startup|start-?up|boot|launch|the\s+start|"
-            r"initiali[sz]ation))?(?:\s+(?:above|before|earlier|previously|so\s+far|until\s+now)(?:\s+this\s+(?:message|"
-            r"point|line))?)?,?\s+(?:(?:are|is|were|was|have\s+been|has\s+been|now|hereby|officially|all|"
-            r"henceforth)\s+)*$")
-
-
-@functools.cache
-def _object(kind: str) -> re.Pattern[str]:
-    """The compiled object of a clause, by `Rule.then` (and ":pasted" for pasted material)."""
-    pasted = kind.endswith(":pasted")
-    kind = kind.removesuffix(":pasted")
-    if kind == "en":
-        return re.compile(_obj_en(pasted), re.I)
-    if kind == "en-weak":
-        return re.compile(r"(?:(?:all|any)\s+(?:of\s+)?)?(?:your|its)\s+(?:" + L.ADJ_EN + r"\s+){0,3}"
-                          + L.GUIDE_EN + r"\b|" + _obj_en(False), re.I)
-    if kind == "en-before":
-        return re.compile(r"\b(?:" + _obj_en(False) + ")" + _EN_TAIL, re.I)
-    if kind == "en-soft":
-        return re.compile(_obj_en_soft(), re.I)
-    if kind in ("zh", "zh-before"):
-        return re.compile(_obj_zh(pasted))
-    return re.compile(L.OWNER_ZH + _WZC + r"{0,8}?" + L.GUIDE_ZH + "|" + L.STRONG_ZH  # zh-weak
-                      + r"|你(?:之前|此前|先前|原来|原先|一开始)?的?(?:任何|所有|全部|一切)?(?:设置|配置)")
-
-
 def _rules(pasted: bool) -> tuple[Rule, ...]:
     i = re.I
     rules = [
         # -- overrides: discard the machine's guidance
-        Rule("override", _Lazy(r"\b(?P<verb>" + L.DISCARD_EN + r")\s+" + _ADV, i), "en",
+        Rule("override", _Lazy(r"\b(?P<verb>" + L.DISCARD_EN + r")\s+" + ADV, i), "en",
              (_GUIDE_EN,
               "ignor|disregard|forget|overr|bypass|circumvent|nullif|void|revok|rescind|"
               "unlearn|abandon|ditch|scrap|dismiss|neglect|defy|violat|betray|aside|throw|toss|"
               "rid of|let go|away with|no attention|no heed|no mind|no notice|free",), then="en"),
-        Rule("override", _Lazy(r"\b(?P<verb>" + L.NOT_ADHERE_EN + r")\s+" + _ADV
+        Rule("override", _Lazy(r"\b(?P<verb>" + L.NOT_ADHERE_EN + r")\s+" + ADV
                                     + L.ADHERE_EN + r"\s+", i), "en",
              (_GUIDE_EN,
               "follow|obey|apply|heed|adher|compl|respect|abid|stick|listen|honor|honour|us|"
@@ -220,7 +115,7 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
              (_GUIDE_EN,
               "aside|away|out|hold|behind|ice",), then="en",
              after=r"\s+" + L.SPLIT_PARTICLE_EN + r"\b"),
-        Rule("override", _Lazy(r"\b(?P<verb>" + L.WEAK_DISCARD_EN + r")\s+" + _ADV, i), "en",
+        Rule("override", _Lazy(r"\b(?P<verb>" + L.WEAK_DISCARD_EN + r")\s+" + ADV, i), "en",
              (_GUIDE_EN,
               "skip|drop|discard|cancel|erase|wipe|clear|reset|overwrite|replace|supersede|"
               "disabl|deactivat|suspend|delet|remov|lift|break|turn off|switch off|shut off|"
@@ -368,16 +263,16 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
                                 r"rules|directives)\b|(?<!\bour\s)(?<!\bmy\s)\bnew\s+system\s+"
                                 r"prompt\s*[:：]", i), "en",
              ("prompt|instructions|rules|directives|guidelines",)),
-        Rule("role", _Lazy(r"你现在(?:是|就是|已经是|变成了?|成为了?)(?:一个|一名|个|位)?" + _WZC
-                                + r"{0,12}?" + L.ROLE_PRIV_ZH + r"|你现在(?:处于|在|进入了?)" + _WZC
+        Rule("role", _Lazy(r"你现在(?:是|就是|已经是|变成了?|成为了?)(?:一个|一名|个|位)?" + WZC
+                                + r"{0,12}?" + L.ROLE_PRIV_ZH + r"|你现在(?:处于|在|进入了?)" + WZC
                                 + r"{0,6}?" + L.MODE_ZH + r"模式"), "zh",
              ("你现在",)),
         Rule("role", _Lazy(r"(?P<verb>(?:从现在(?:开始|起)|今后|接下来|此后|从今以后|从这条(?:消息)?"
                                 r"(?:开始|起)|现在开始)[,，]?\s*你(?:的身份)?(?:就是|将是|将会是|是|变成|"
-                                r"成为|扮演|作为|充当|改为|不再是))" + _WZC + r"{0,12}?(?:"
+                                r"成为|扮演|作为|充当|改为|不再是))" + WZC + r"{0,12}?(?:"
                                 + L.ROLE_PRIV_ZH + r"|助手|AI|模型)"), "zh",
              ("从现在|今后|接下来|此后|从今以后|从这条|现在开始",)),
-        Rule("role", _Lazy(r"你的(?:身份|角色)(?:就是|是|变成|改为)" + _WZC + r"{0,12}?"
+        Rule("role", _Lazy(r"你的(?:身份|角色)(?:就是|是|变成|改为)" + WZC + r"{0,12}?"
                                 + L.ROLE_PRIV_ZH + r"|你的(?:新|真正|真实|实际|隐藏|秘密|最新)的?"
                                 + L.TASK_ZH + r"(?:就是|是|为|[：:])|(?:以下|下面|接下来)(?:才|就)?是"
                                 r"你(?:真正|新|最新|唯一)的?(?:指令|任务|设定|提示词|规则)"), "zh",
@@ -394,12 +289,12 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
                                 r"(?:如下|[：:])"), "zh",
              ("你的|真实|真正|实际",)),
         Rule("role", _Lazy(r"(?P<verb>扮演|假装|假扮|模拟|充当|化身|(?i:act\s+as|pretend\s+to\s+be|"
-                                r"play))\s*(?:成|为)?(?:一个|一名)?" + _WZC + r"{0,4}?(?:没有任何限制|没有限制|"
+                                r"play))\s*(?:成|为)?(?:一个|一名)?" + WZC + r"{0,4}?(?:没有任何限制|没有限制|"
                                 r"不受限制|不受任何限制|无限制|没有道德|不受约束|越狱|DAN|黑客|邪恶|超级管理员|"
                                 + L.ROLE_PRIV_ZH + r"|(?i:unrestricted|unfiltered|uncensored|jailbroken))"), "zh",
              ("扮演|假装|假扮|模拟|充当|化身|act as|pretend to be|play",)),
         Rule("role", _Lazy(r"(?P<verb>进入|切换到|切换成|切换至|开启|启用|打开|激活|解锁)"
-                                + _WZC + r"{0,6}?" + L.MODE_ZH + r"模式|" + L.MODE_ZH
+                                + WZC + r"{0,6}?" + L.MODE_ZH + r"模式|" + L.MODE_ZH
                                 + r"模式(?:已经?)?(?:开启|启用|激活|解锁|打开)|(?P<v2>以|用|按照?)\s*[「“\"『【]?\s*"
                                 + L.MODE_ZH + r"模式\s*[」”\"』】]?\s*(?:运行|工作|回答|回复|运作|启动|对话|响应)"),
              "zh",
@@ -434,31 +329,31 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
              "zh",
              ("管理员|主人|上级|老板|主子|最高权限|就做|就干|就执行|就照做|就办|执行|照办|照做",)),
         # -- a credential planted for later
-        Rule("credential", _Lazy(r"\b(?:" + L.STANDING_EN + r")\b" + _W + r"{0,40}?\b"
-                                      + L.MEMORY_VERB_EN + r"\b" + _W + r"{0,80}?\b"
+        Rule("credential", _Lazy(r"\b(?:" + L.STANDING_EN + r")\b" + W + r"{0,40}?\b"
+                                      + L.MEMORY_VERB_EN + r"\b" + W + r"{0,80}?\b"
                                       + L.CREDENTIAL_EN + r"\b|\b(?:" + L.STANDING_EN + r"|whenever|"
-                                      r"any\s+time)\b" + _W + r"{0,40}?\b(?:asks?|asked|wants\s+to\s+know)\b"
-                                      + _W + r"{0,40}?\b" + L.CREDENTIAL_EN + r"\b" + _W + r"{0,60}?\b(?:say|"
+                                      r"any\s+time)\b" + W + r"{0,40}?\b(?:asks?|asked|wants\s+to\s+know)\b"
+                                      + W + r"{0,40}?\b" + L.CREDENTIAL_EN + r"\b" + W + r"{0,60}?\b(?:say|"
                                       r"answer|tell\s+them|reply|respond|point\s+them)\b", i), "any",
              ("password|passphrase|credential|api key|token|secret|admin|login",
               "remember|store|save|record|memori|keep|bear in|note|commit|learn|persist|ask|"
               "wants to know",)),
-        Rule("credential", _Lazy(L.STANDING_ZH + _WZ + r"{0,10}?(?:" + L.MEMORY_VERB_ZH
-                                      + r"|告诉|提供|发给)" + _WZ + r"{0,40}?" + L.CREDENTIAL_ZH + "|"
-                                      + L.STANDING_ZH + _WZ + r"{0,20}?" + L.CREDENTIAL_ZH + _WZ
+        Rule("credential", _Lazy(L.STANDING_ZH + WZ + r"{0,10}?(?:" + L.MEMORY_VERB_ZH
+                                      + r"|告诉|提供|发给)" + WZ + r"{0,40}?" + L.CREDENTIAL_ZH + "|"
+                                      + L.STANDING_ZH + WZ + r"{0,20}?" + L.CREDENTIAL_ZH + WZ
                                       + r"{0,20}?(?:一律|都|就|统一)(?:要)?(?:回答|回复|答复|告诉|说)"),
              "any",
              ("密码|凭据|口令|密钥|token|管理员账号|账号密码",)),
         # -- a secret sent away
-        Rule("exfiltration", _Lazy(r"\b(?P<verb>" + L.SEND_EN + r")\b" + _W + r"{0,60}?(?:"
-                                        + L.SECRET_EN + r")" + _W + r"{0,60}?\b" + L.DEST_EN, i),
+        Rule("exfiltration", _Lazy(r"\b(?P<verb>" + L.SEND_EN + r")\b" + W + r"{0,60}?(?:"
+                                        + L.SECRET_EN + r")" + W + r"{0,60}?\b" + L.DEST_EN, i),
              "en",
              (_SECRET_EN,
               "http|@|.com|.net|.org|.io|.cn|.ru|.xyz|.site|.dev|.app|.me|.info|.biz|.co|.top|"
               ".cc|webhook|image|address|url|link|endpoint|server|pastebin|anyone|everyone|"
               "public|#",)),
-        Rule("exfiltration", _Lazy(r"(?P<verb>把|将|收集|搜集|汇总|导出|抓取|收取|整理)" + _WZ
-                                        + r"{0,30}?" + L.SECRET_ZH + _WZ
+        Rule("exfiltration", _Lazy(r"(?P<verb>把|将|收集|搜集|汇总|导出|抓取|收取|整理)" + WZ
+                                        + r"{0,30}?" + L.SECRET_ZH + WZ
                                         + r"{0,20}?(?P<send>" + L.SEND_ZH + r")(?P<to>.?)", i), "zh",
              ("把|将|收集|搜集|汇总|导出|抓取|收取|整理",
               "密码|连接串|连接字符串|密钥|秘钥|凭据|凭证|口令|token|私钥|access|api|cookie|令牌|环境变量|.env|聊天记录|对话记录|"
@@ -479,9 +374,9 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
                                              r"(?:prompt|instructions)))", i), "any",
              ("what",
               "your",)),
-        Rule("prompt extraction", _Lazy(r"(?P<verb>" + L.REVEAL_ZH + r")" + _WZC + r"{0,6}?"
+        Rule("prompt extraction", _Lazy(r"(?P<verb>" + L.REVEAL_ZH + r")" + WZC + r"{0,6}?"
                                              + L.PROMPT_ZH + r"|(?:把|将)(?P<v2>" + L.PROMPT_ZH + r")"
-                                             + _WZ + r"{0,10}?" + L.REVEAL_ZH), "zh",
+                                             + WZ + r"{0,10}?" + L.REVEAL_ZH), "zh",
              ("提示词|指令|设定|规则|prompt",)),
         # -- the machine addressed in the third person, and told what to do
         Rule("addressed to the machine", _Lazy(
@@ -506,7 +401,7 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
               "assistant|model|bot|agent|memory|llm|gpt|claude|copilot|gemini|ai",)),
         Rule("addressed to the machine", _Lazy(
             r"(?:所有|任何|每个|各位)?(?:正在)?(?:读到|看到|阅读|读取|处理|总结|分析|审查|审阅)(?:这段|这份|"
-            r"这条|本|此|这个|这些|以下|下面)(?![类种样])" + _WZC + r"{0,10}?的\s*" + L.MACHINE_ZH + r"(?:\s*"
+            r"这条|本|此|这个|这些|以下|下面)(?![类种样])" + WZC + r"{0,10}?的\s*" + L.MACHINE_ZH + r"(?:\s*"
             + L.MACHINE_ZH + r")?\s*(?:都|均|也)?"
             r"\s*(?:必须|务必|一定要|需要|要|应该|应当|请|得|只能|不得)|如果你是\s*(?:一个|一名)?\s*"
             r"(?:AI|人工智能|大模型|语言模型|助手|机器人)\s*(?:[，,：:。]|(?:正在|在)?(?:阅读|读|处理|看))"),
@@ -526,11 +421,11 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
              ("你|扮演",)),
             Rule("addressed to the machine", _Lazy(
                 r"\bwhen\s+(?:you|the\s+(?:ai|assistant|model|bot))\s+(?:summari[sz]e|read|process|"
-                r"review|index|answer|respond|reply)\b" + _W + r"{0,40}?,\s*(?:please\s+|always\s+)?"
+                r"review|index|answer|respond|reply)\b" + W + r"{0,40}?,\s*(?:please\s+|always\s+)?"
                 r"(?:say|state|mention|include|tell|claim|write|add|report|ignore|treat|mark|approve|"
                 r"recommend)\b|\bin\s+your\s+(?:summary|answer|reply|response)\s*,?\s*(?:always\s+|"
                 r"please\s+)?(?:say|state|mention|include|tell|claim|write|add|report)\b"
-                r"|当你(?:总结|阅读|读到|处理|回答|回复|审查)" + _WZ + r"{0,20}(?:时|的时候)[，,]?\s*(?:请|"
+                r"|当你(?:总结|阅读|读到|处理|回答|回复|审查)" + WZ + r"{0,20}(?:时|的时候)[，,]?\s*(?:请|"
                 r"务必|一定要|要|必须)|在(?:你的)?(?:回答|回复|总结|摘要)(?:里|中)[，,]?(?:请|务必|一定要|"
                 r"要)?(?:告诉|说|写|提到|声称|注明)", i), "any",
              ("when|your|当你|回答|回复|总结|摘要",)),
@@ -555,20 +450,20 @@ def _hits(rule: Rule, text: str, pasted: bool) -> Iterator[Hit]:
                       m.start("void") if "void" in groups else None,
                       m.group("to") if "to" in groups else "")
         elif rule.then == "en-before":  # "<object> … are void": the object ends before the verdict
-            om = _object("en-before").search(text, max(0, m.start() - 160), m.start())
+            om = compiled("en-before").search(text, max(0, m.start() - 160), m.start())
             if om:
-                end = om.start() + len(re.sub(_EN_TAIL, "", om.group(0), flags=re.I))
+                end = om.start() + len(re.sub(EN_TAIL, "", om.group(0), flags=re.I))
                 yield Hit(om.start(), m.end(), om.start(), (om.start(), end), m.start())
         elif rule.then == "zh-before":  # "<object>…统统作废": within 14 characters of one sentence
-            for om in _object("zh" + suffix).finditer(text, max(0, m.start() - 40), m.start()):
-                if m.start() - om.end() <= 14 and not re.search(_SENTENCE_END, text[om.end():m.start()]):
+            for om in compiled("zh" + suffix).finditer(text, max(0, m.start() - 40), m.start()):
+                if m.start() - om.end() <= 14 and not re.search(SENTENCE_END, text[om.end():m.start()]):
                     yield Hit(om.start(), m.end(), om.start(), (om.start(), om.end()), m.start())
                     break
         else:
-            obj = _object(rule.then + suffix)
+            obj = compiled(rule.then + suffix)
             om = None
             for gap in range(0, 5 if rule.then.startswith("zh") else 1):  # 忽略掉你的…: a few characters
-                if gap and re.search(_CLAUSE_END, text[m.end():m.end() + gap]):
+                if gap and re.search(CLAUSE_END, text[m.end():m.end() + gap]):
                     break
                 om = obj.match(text, m.end() + gap)
                 if om:
@@ -584,123 +479,6 @@ def _hits(rule: Rule, text: str, pasted: bool) -> Iterator[Hit]:
             yield Hit(m.start(), end, verb, (om.start(), om.end()))
 
 
-_SENTENCE_END = r"[。！？!?；;\n]"
-_CLAUSE_END = r"[。！？!?；;:：,，\n]"
-
-# -- mood ------------------------------------------------------------------------------------
-
-_BOUNDARY = re.compile(r"[.!?;:。！？；：\n\"“”「」『』()（）\[\]【】,，、—–#*+>|=~{}<]|//")
-_LEAD = (r"(?:please|pls|kindly|now|so|ok(?:ay)?|alright|just|simply|first(?:ly)?|then|also|"
-         r"immediately|quietly|silently|secretly|hey|listen|look|actually|instead|rather|"
-         r"right\s+now|from\s+now\s+on|going\s+forward|henceforth|from\s+this\s+point(?:\s+(?:on|"
-         r"forward))?|starting\s+now|before\s+(?:answering|responding|replying|you\s+(?:answer|"
-         r"respond|reply))|for\s+(?:this|the\s+rest\s+of\s+(?:this|the))\s+(?:conversation|session|"
-         r"chat|task)|you\s+(?:must|should|shall|will|need\s+to|have\s+to|are\s+to|are\s+required\s+to|"
-         r"are\s+instructed\s+to|can|may|ought\s+to|'ll|are\s+(?:now\s+)?(?:free|allowed|permitted|"
-         r"authori[sz]ed)\s+to)(?:\s+now)?|i\s+(?:need|want|order|command|instruct|require|ask)\s+you"
-         r"\s+to|(?:it'?s\s+)?time\s+(?:for\s+you\s+)?to|be\s+sure\s+to|make\s+sure\s+(?:to|you)|"
-         r"(?:the|this|any|all|every)\s+(?:\w+\s+)?(?:ai|assistant|model|llm|bot|agent|memory(?:\s+"
-         r"system)?)(?:\s+\w+ing\s+this(?:\s+\w+)?)?\s+(?:must|should|shall|will|needs\s+to|is\s+to|"
-         r"has\s+to|is\s+required\s+to|is\s+instructed\s+to)|you)")
-_IMPERATIVE = re.compile(r"(?i)(?:^|.*\b(?:and|then|but|or|also|&))\s*(?:" + _LEAD + r"\s*,?\s*)*$",
-                         re.S)
-_ZH_DESCRIBED = re.compile(
-    r"会|可能|容易|经常|总是|有时|往往|偶尔|竟然|居然|曾经|常常|老是|为什么|为何|怎么|怎样|如何|是否|能否|"
-    r"能不能|会不会|防止|避免|防御|防范|检测|识别|拦截|导致|以免|让我|叫我|要我|让他|让她|叫他|要求我|"
-    r"让用户|让人|试图|企图|妄图|诱导|骗|如果|假如|要是|万一|一旦|担心|害怕|不能让|不会让")
-_ZH_SUBJECT = re.compile(r"(?:我|我们|他|她|它|他们|她们|它们|模型|大模型|AI|助手|机器人|攻击者|黑客|"
-                         r"用户|有人|别人|对方|同事|老板|面试官|客户)\s*(?:也|又|还|就|都|总|偶尔|经常|常)?"
-                         r"\s*$")
-_ZH_NEGATED = re.compile(r"(?:不要|别|不能|不可以|不可|不许|不得|千万别|千万不要|切勿|勿|禁止|不准|没有|没|"
-                         r"并未|未|从不|从来不|不会|不应该?|不该)\s*再?\s*$")
-_FIRST_PERSON_ZH = re.compile(r"我(?!们的?(?:AI|助手))")
-
-_QUOTES = (("\"", "\""), ("“", "”"), ("「", "」"), ("『", "』"), ("‘", "’"), ("`", "`"),
-           ("'", "'"))
-_META = re.compile(
-    r"(?i)\b(?:inject\w*|attack\w*|payloads?|jailbreak\w*|phrases?|strings?|like|such\s+as|e\.g|"
-    r"for\s+example|examples?|classic|typical|patterns?|filters?|detect\w*|block\w*|catch\w*|"
-    r"messages?|sentences?|keywords?|tricks?|prompts?|text|wording|lines?)\b|"
-    r"一句|这句|那句|这种|那种|类似|比如|例如|诸如|像|典型|句式|话术|注入|攻击|越狱|例子|样本|测试用例|"
-    r"关键词|过滤|拦截|检测|识别|防御|防范|防止|这类|之类|字样|消息|文字")
-
-
-def _clause_start(text: str, pos: int) -> int:
-    for i in range(pos - 1, max(-1, pos - 200), -1):
-        if _BOUNDARY.match(text, i):
-            return i + 1
-    return max(0, pos - 200)
-
-
-def _mention(text: str, h: Hit) -> bool:
-    """The act alone inside quotation marks, in a sentence about such text."""
-    a, b = h.start, h.end
-    for left, right in _QUOTES:
-        lq = text.rfind(left, max(0, a - 12), a + 1) if left != "'" else _apostrophe_free(text, a)
-        if lq < 0:
-            continue
-        rq = text.find(right, b)
-        if rq < 0 or rq - b > 12 or (a - lq - 1) > 12:
-            continue
-        around = text[max(0, lq - 120):lq] + " " + text[rq + 1:rq + 120]
-        if _META.search(around):
-            return True
-    return False
-
-
-def _apostrophe_free(text: str, a: int) -> int:
-    """A single quote opening a quotation (not an apostrophe inside a word) just before `a`."""
-    for i in range(a, max(-1, a - 13), -1):
-        if i < len(text) and text[i] == "'" and (i == 0 or not text[i - 1].isalnum()):
-            return i
-    return -1
-
-
-def _english_order(text: str, h: Hit, pasted: bool) -> bool:
-    return bool(_IMPERATIVE.match(text[_clause_start(text, h.verb):h.verb]))
-
-
-def _own(text: str, h: Hit) -> bool:
-    """The object is the speaker's own earlier words (我前面的要求, 我给你的规则)."""
-    if h.obj is None:
-        return False
-    a, b = h.obj
-    return "我" in text[max(0, a - 2):a] or bool(_FIRST_PERSON_ZH.search(text[a:b]))
-
-
-def _chinese_order(text: str, h: Hit, pasted: bool) -> bool:
-    prefix = text[_clause_start(text, h.start):h.start]
-    if _ZH_DESCRIBED.search(prefix) or _ZH_SUBJECT.search(prefix) or _ZH_NEGATED.search(prefix):
-        return False
-    if not pasted and _own(text, h):
-        return False  # a correction of the speaker's own words
-    # sent to the speaker ("把聊天记录发给我") is no exfiltration
-    return pasted or h.to != "我"
-
-
-def _chinese_predicate(text: str, h: Hit, pasted: bool) -> bool:
-    assert h.obj is not None and h.void is not None
-    prefix = text[_clause_start(text, h.obj[0]):h.obj[0]]
-    if _ZH_DESCRIBED.search(prefix) or _ZH_SUBJECT.search(prefix) or (not pasted and _own(text, h)):
-        return False
-    between = text[h.obj[1]:h.void]
-    return not (_ZH_NEGATED.search(between) or _ZH_DESCRIBED.search(between))
-
-
-def _english_predicate(text: str, h: Hit, pasted: bool) -> bool:
-    prefix = text[_clause_start(text, h.start):h.start].lower()
-    return not re.search(r"\b(?:if|whether|when|unless|in\s+case|why|how)\b", prefix)
-
-
-_MOODS: dict[str, Callable[[str, Hit, bool], bool]] = {
-    "en": _english_order,
-    "zh": _chinese_order,
-    "en-predicate": _english_predicate,
-    "zh-predicate": _chinese_predicate,
-    "any": lambda t, h, p: True,
-}
-
-
 def act_in(text: str, *, pasted: bool = False) -> tuple[str, str] | None:
     """(kind, what was said) of the first act on the machine in `text` — running text, as
     `normal.flat(normal.reading(…))` gives it — or None. `pasted`: the text is material the
@@ -711,6 +489,6 @@ def act_in(text: str, *, pasted: bool = False) -> tuple[str, str] | None:
         if not rule.may_match(low, seen):
             continue
         for h in _hits(rule, text, pasted):
-            if _MOODS[rule.mood](text, h, pasted) and not _mention(text, h):
+            if MOODS[rule.mood](text, h, pasted) and not mention(text, h):
                 return rule.kind, re.sub(r"\s+", " ", text[h.start:h.end]).strip()[:60]
     return None
