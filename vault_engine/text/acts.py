@@ -148,9 +148,9 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
         # revoked the guidance you were started with", "these rules take precedence over your
         # previous instructions", "everything above was a calibration exercise"
         Rule("override", _Lazy(r"\b(?P<verb>none)\s+of\s+", i), "en-predicate",
-             ("none",), then="en-soft",
+             ("none",), then="en-told",
              after=r"(?:\s+(?:before|until|prior\s+to|up\s+to)\s+(?:this|now|here)(?:\s+(?:message|point|"
-                   r"line))?)?\s+(?:still\s+|really\s+)?(?:counts?|applies|apply|matters?|holds?|stands?|"
+                   r"line))?|\s+(?:earlier|previously|before|so\s+far))?\s+(?:still\s+|really\s+)?(?:counts?|applies|apply|matters?|holds?|stands?|"
                    r"is\s+valid|binds?\s+you)\b"),
         Rule("override", _Lazy(r"\b(?P<verb>act|behave|pretend|proceed|continue|respond|carry\s+on|"
                                r"go\s+on|answer)\s+(?:as\s+(?:if|though)|like)\s+|\b(?P<v2>pretend|imagine)"
@@ -167,7 +167,7 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
                                r"replaced|overridden|overrode|voided|deprecated|lifted|suspended|nullified|"
                                r"retired)\s+", i), "any",
              ("revoked|rescinded|cancel|withdr|replaced|overrid|overrode|voided|deprecated|lifted|"
-              "suspended|nullified|retired",), then="en-soft"),
+              "suspended|nullified|retired",), then="en-told"),
         Rule("override", _Lazy(r"\b(?P<verb>takes?\s+precedence\s+over|supersed(?:es?|ing)|trumps?|"
                                r"outranks?|overrides?|replaces?)\s+", i), "en-predicate",
              ("precedence|supersed|trump|outrank|overrid|replace",), then="en"),
@@ -216,13 +216,16 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
              ("act|behav|pretend|roleplay|role-play|pose|masquerad|respond|operat|answer",
               _PRIV_EN,)),
         Rule("role", _Lazy(r"\b(?P<verb>enter|switch\s+(?:in)?to|go\s+into|activate|enable|"
-                                r"turn\s+on|boot\s+into|unlock|engage|(?:run|operate|work|respond|answer|"
-                                r"reply|continue|proceed)\s+in)\s+(?:the\s+|your\s+)?"
+                                r"turn\s+on|boot\s+into|unlock|engage)\s+(?:the\s+|your\s+)?"
                                 + L.MODE_EN + r"\s+mode\b|\b" + L.MODE_EN + r"\s+mode\s+(?:is\s+"
-                                r"(?:now\s+)?)?(?:enabled|on|activated|unlocked|engaged)\b", i), "en",
+                                r"(?:now\s+)?)?(?:enabled|on|activated|unlocked|engaged)\b|\b(?P<v2>respond|"
+                                r"answer|reply|continue|proceed|behave|act|talk)\s+in\s+(?:the\s+)?(?:developer|"
+                                r"god|jailbreak|jailbroken|dan|unrestricted|unfiltered|uncensored|no-?limits?)"
+                                r"\s+mode\b", i), "en",
              ("mode",)),
         Rule("role", _Lazy(r"\byour\s+(?:new|real|true|actual|hidden|secret|updated|revised)\s+"
                                 + L.TASK_EN + r"\s*(?:is|are|will\s+be|:|—|-|now)|\byour\s+" + L.TASK_EN
+                                + r"(?<!job)(?<!task)(?<!role)(?<!goal)(?<!purpose)"
                                 + r"\s+(?:from\s+(?:here|now)\s+on|going\s+forward|henceforth|from\s+this\s+"
                                 r"point(?:\s+(?:on|forward))?|starting\s+now)\s*(?:is|are|will\s+be|:|—|-)", i),
              "any",
@@ -296,7 +299,7 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
         Rule("role", _Lazy(r"(?P<verb>进入|切换到|切换成|切换至|开启|启用|打开|激活|解锁)"
                                 + WZC + r"{0,6}?" + L.MODE_ZH + r"模式|" + L.MODE_ZH
                                 + r"模式(?:已经?)?(?:开启|启用|激活|解锁|打开)|(?P<v2>以|用|按照?)\s*[「“\"『【]?\s*"
-                                + L.MODE_ZH + r"模式\s*[」”\"』】]?\s*(?:运行|工作|回答|回复|运作|启动|对话|响应)"),
+                                + r"(?:开发者|越狱|无限制|上帝|DAN|不受限|调试覆盖|无审查)模式\s*[」”\"』】]?\s*(?:运行|工作|回答|回复|运作|启动|对话|响应)"),
              "zh",
              ("模式",)),
         Rule("role", _Lazy(r"你(?:已经?)?(?:被)?(?:解除|解锁|越狱|重新编程|重置)了?(?:所有|全部|一切)?"
@@ -319,8 +322,8 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
               "admin|owner|operator|superuser|root|master|boss|superior|supervisor|authority|"
               "instruction|order|command|request|directive",)),
         Rule("standing order", _Lazy(r"(?P<verb>把|将)\s*[^，。,；;！？!?\n]{1,24}?\s*(?:当作|当成|视为|视作|认作|"
-                                     r"看作|作为|设为|设成|认定为)\s*(?:新的?|真正的?|唯一的?|你的|你们的|最高|"
-                                     r"可信的?)\s*(?:管理员|主人|上级|老板|主子|超级管理员|最高权限(?:者|用户)?)|"
+                                     r"看作|作为|设为|设成|认定为)\s*(?:(?:新的?|真正的?|唯一的?|你的|你们的|最高|"
+                                     r"可信的?)\s*)+(?:管理员|主人|上级|老板|主子|超级管理员|最高权限(?:者|用户)?)|"
                                      r"(?:他|她|对方|其)\s*(?:说|让你|要你|叫你)\s*(?:什么|啥)\s*(?:你|你们)?\s*就\s*"
                                      r"(?:做|干|执行|照做|办)\s*(?:什么|啥)|收到(?:他|她|其|对方)的?(?:任何|所有|一切)?"
                                      r"(?:要求|指令|命令|请求|指示)(?:都|一律)?(?:要)?(?:直接|立即|马上|无条件)?"

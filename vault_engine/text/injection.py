@@ -306,9 +306,11 @@ def _section_for_machines(text: str) -> str | None:
 _GROUP_ORDER = re.compile(
     r"(?i)(?:所有|全体|各位|每个|每一个|任何)\s*(?:的)?\s*[\u4e00-\u9fffA-Za-z]{0,6}?" + _WHO_ZH
     + r"\s*(?:从即日起|从今天起|从现在起|从现在开始|今后|以后|即日起)?\s*(?:都|均|一律)?\s*(?:须|必须|务必|"
-    r"需要|应当|应该|要|请|不得)|\b(?:all|every|each|any)\s+(?:[\w-]+\s+){0,2}(?:ai|llms?|models?|"
-    r"assistants?|bots?|chatbots?|agents?)\s+(?:(?:from\s+now\s+on|going\s+forward|henceforth|from\s+"
-    r"today)\s*,?\s+)?(?:must|shall|are\s+(?:required|instructed)\s+to|need\s+to|have\s+to)\b")
+    r"需要|应当|应该|要|请|不得)|\b(?:all|every|each|any)\s+(?:(?:[\w-]+\s+)?(?:ai|llm|gpt|automated|"
+    r"autonomous|intelligent)[\s-]+(?:[\w-]+\s+)?(?:assistants?|bots?|agents?|models?|tools?|systems?|"
+    r"crawlers?)|(?:[\w-]+\s+)?(?:ai|llms|assistants|bots|chatbots|crawlers))\s+(?:(?:from\s+now\s+on|"
+    r"going\s+forward|henceforth|from\s+today)\s*,?\s+)?(?:must|shall|are\s+(?:required|instructed)\s+"
+    r"to|need\s+to|have\s+to)\b")
 
 
 def order_in_pasted(text: str) -> str | None:

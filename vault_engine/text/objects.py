@@ -53,7 +53,7 @@ def _obj_en(pasted: bool) -> str:
     return "(?:" + "|".join(alts) + ")"
 
 
-def _obj_en_soft() -> str:
+def _obj_en_soft(earlier: bool) -> str:
     """The machine's guidance in softer words too: what it was set up with, told to it ("the
     setup you got before this message"), or earlier ("the earlier setup") — the object of a
     verdict that says it is gone ("none of … counts", "as if … never happened")."""
@@ -61,10 +61,12 @@ def _obj_en_soft() -> str:
             r"told|got(?:ten)?|received|loaded|had|(?:started|initiali[sz]ed|booted|launched|set\s+up|"
             r"configured|primed)(?:\s+with)?)")
     det = r"(?:(?:all|any|each|every)\s+(?:of\s+)?)?(?:(?:the|these|those|this|that)\s+)?"
-    return ("(?:" + _obj_en(False) + "|" + det + r"(?:" + L.GUIDE_EN + "|" + L.SOFT_GUIDE_EN
-            + r")\s+" + told + "|" + det + r"(?:your\s+|" + L.PRIOR_EN + r"\s+)(?:" + L.ADJ_EN
-            + r"\s+){0,2}" + L.SOFT_GUIDE_EN + r"\b|(?:everything|all)\s+(?:above|before\s+this|"
-            r"so\s+far))")
+    alts = [_obj_en(False), det + r"(?:" + L.GUIDE_EN + "|" + L.SOFT_GUIDE_EN + r")\s+" + told,
+            det + r"your\s+(?:" + L.ADJ_EN + r"\s+){0,2}" + L.SOFT_GUIDE_EN + r"\b"]
+    if earlier:  # "the earlier setup": only where the verdict is plainly about the machine
+        alts += [det + r"(?:earlier|previous|prior|original|initial)\s+(?:" + L.ADJ_EN + r"\s+){0,2}"
+                 + L.SOFT_GUIDE_EN + r"\b", r"(?:everything|all)\s+(?:above|before\s+this|so\s+far)"]
+    return "(?:" + "|".join(alts) + ")"
 
 
 def _obj_zh(pasted: bool) -> str:
@@ -100,8 +102,8 @@ def compiled(kind: str) -> re.Pattern[str]:
                           + L.GUIDE_EN + r"\b|" + _obj_en(False), re.I)
     if kind == "en-before":
         return re.compile(r"\b(?:" + _obj_en(False) + ")" + EN_TAIL, re.I)
-    if kind == "en-soft":
-        return re.compile(_obj_en_soft(), re.I)
+    if kind in ("en-soft", "en-told"):
+        return re.compile(_obj_en_soft(kind == "en-soft"), re.I)
     if kind in ("zh", "zh-before"):
         return re.compile(_obj_zh(pasted))
     return re.compile(L.OWNER_ZH + WZC + r"{0,8}?" + L.GUIDE_ZH + "|" + L.STRONG_ZH  # zh-weak
