@@ -69,19 +69,20 @@ class Rule:
         for group in self.gate:
             hit = seen.get(group)
             if hit is None:
-                hit = seen[group] = any(w in low for w in _ATOMS[group])
+                hit = seen[group] = _ATOMS[group].search(low) is not None
             if not hit:
                 return False
         return True
 
 
-_ATOMS: dict[str, tuple[str, ...]] = {}
+_ATOMS: dict[str, re.Pattern[str]] = {}  # a gate's words as one search (no regex in them)
 
 
 def _gated(rules: list[Rule]) -> tuple[Rule, ...]:
     for rule in rules:
         for group in rule.gate:
-            _ATOMS.setdefault(group, tuple(group.split("|")))
+            if group not in _ATOMS:
+                _ATOMS[group] = re.compile("|".join(map(re.escape, group.split("|"))))
     return tuple(rules)
 
 
@@ -244,8 +245,8 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
                                 r"(?:have|has)\s+(?:just\s+|now\s+)?(?:been\s+)?(?:changed|updated|replaced|"
                                 r"rewritten|revised|overridden)\b", i), "en",
              ("real|actual|true|replacement|overriding|hidden|secret|new|your",
-              "begins|starts|below|follows|comes now|:|changed|updated|replaced|rewritten|revised|"
-              "overridden",)),
+              "begins|starts|below|follows|comes now|changed|updated|replaced|rewritten|revised|"
+              "overridden|objective|directive|mission|assignment|orders|instruction|persona|brief",)),
         Rule("role", _Lazy(r"\byou(?:'re|\s+are)\s+(?:now\s+)?(?:operating|running|working|acting|"
                                 r"functioning)\s+(?:under|in|with)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}"
                                 r"(?:override|overrides|authority|clearance|protocol)\b", i), "any",
@@ -299,7 +300,8 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
         Rule("role", _Lazy(r"(?P<verb>进入|切换到|切换成|切换至|开启|启用|打开|激活|解锁)"
                                 + WZC + r"{0,6}?" + L.MODE_ZH + r"模式|" + L.MODE_ZH
                                 + r"模式(?:已经?)?(?:开启|启用|激活|解锁|打开)|(?P<v2>以|用|按照?)\s*[「“\"『【]?\s*"
-                                + r"(?:开发者|越狱|无限制|上帝|DAN|不受限|调试覆盖|无审查)模式\s*[」”\"』】]?\s*(?:运行|工作|回答|回复|运作|启动|对话|响应)"),
+                                + r"(?:开发者|越狱|无限制|上帝|DAN|不受限|调试覆盖|无审查)模式\s*[」”\"』】]?\s*"
+                                r"(?:运行|工作|回答|回复|运作|启动|对话|响应)"),
              "zh",
              ("模式",)),
         Rule("role", _Lazy(r"你(?:已经?)?(?:被)?(?:解除|解锁|越狱|重新编程|重置)了?(?:所有|全部|一切)?"
@@ -339,7 +341,7 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
                                       + W + r"{0,40}?\b" + L.CREDENTIAL_EN + r"\b" + W + r"{0,60}?\b(?:say|"
                                       r"answer|tell\s+them|reply|respond|point\s+them)\b", i), "any",
              ("password|passphrase|credential|api key|token|secret|admin|login",
-              "remember|store|save|record|memori|keep|bear in|note|commit|learn|persist|ask|"
+              "remember|store|save|record|memori|keep|bear in|note|commit|learn|persist|asks|asked|"
               "wants to know",)),
         Rule("credential", _Lazy(L.STANDING_ZH + WZ + r"{0,10}?(?:" + L.MEMORY_VERB_ZH
                                       + r"|告诉|提供|发给)" + WZ + r"{0,40}?" + L.CREDENTIAL_ZH + "|"
@@ -354,7 +356,7 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
              (_SECRET_EN,
               "http|@|.com|.net|.org|.io|.cn|.ru|.xyz|.site|.dev|.app|.me|.info|.biz|.co|.top|"
               ".cc|webhook|image|address|url|link|endpoint|server|pastebin|anyone|everyone|"
-              "public|#",)),
+              "public| #",)),
         Rule("exfiltration", _Lazy(r"(?P<verb>把|将|收集|搜集|汇总|导出|抓取|收取|整理)" + WZ
                                         + r"{0,30}?" + L.SECRET_ZH + WZ
                                         + r"{0,20}?(?P<send>" + L.SEND_ZH + r")(?P<to>.?)", i), "zh",

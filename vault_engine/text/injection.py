@@ -29,6 +29,7 @@ prompt" (a description) or "payloads like \"ignore all previous instructions\"" 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 
@@ -139,49 +140,51 @@ _VOCATIVE_ORDER = re.compile(
     r"说|告诉|输出|执行)|\b(?:please|kindly|ignore|disregard|you\s+(?:must|should|need\s+to|have\s+to|"
     r"are\s+to|will))\b")
 _EN_START = r"(?:^|(?<=[\s(\[/*#>\"'-]))"
-_ANYWHERE: tuple[tuple[re.Pattern[str], int], ...] = (
+_ANYWHERE: tuple[tuple[re.Pattern[str], int, str], ...] = (
     (re.compile(r"(?i)[(（\[【]\s*(?:给|致|写给|to|attn:?)\s*(?:the\s+|any\s+|all\s+)?(?:"
-                + _WHO_ZH + "|" + _WHO_EN + r")\s*[)）\]】]"), 80),
+                + _WHO_ZH + "|" + _WHO_EN + r")\s*[)）\]】]"), 80, '(|（|[|【'),
     (re.compile(r"(?i)" + _CLAUSE + r"(?:给|写给|致)\s*(?:所有|各位|全体|每个|任何)?\s*(?:正在)?(?:(?:阅读|"
                 r"读到|看到|处理|总结|浏览|审查|读取|使用|加载|调用|访问)[^，,。：:\n]{0,12}的\s*)?" + _WHO_ZH
-                + r"\s*[：:]"), 80),
+                + r"\s*[：:]"), 80, '给|致'),
     # addressed on a condition: "如本邮件由智能助理代为处理，…", "if this e-mail is processed by
     # an AI, …", "if you're the memory layer storing this: …"
     (re.compile(r"(?i)(?:如|如果|若|假如|要是|倘若)\s*(?:本|此|这|该)?(?:封|条|份|段|个|篇)?(?:邮件|消息|文档|"
                 r"页面|文件|内容|工单|评论|注释|信息|网页)?\s*(?:是)?(?:由|被|交给|经)\s*" + _WHO_ZH
-                + r"\s*(?:代为|代|自动|来)?\s*(?:处理|阅读|读取|总结|回复|查看|审阅|解析|读到)"), 80),
+                + r"\s*(?:代为|代|自动|来)?\s*(?:处理|阅读|读取|总结|回复|查看|审阅|解析|读到)"), 80,
+     '如|若|要是|倘若'),
     (re.compile(r"(?i)\bif\s+(?:this|the)\s+(?:e-?mail|message|text|document|page|file|note|ticket|"
                 r"comment|content)\s+(?:is|was|gets|has\s+been)\s+(?:being\s+)?(?:read|processed|handled|"
                 r"summari[sz]ed|opened|answered|reviewed|parsed)\s+by\s+(?:an?\s+|the\s+|any\s+)?"
-                + _WHO_EN), 80),
+                + _WHO_EN), 80, 'if '),
     (re.compile(r"(?i)\bif\s+you(?:'re|\s+are)\s+(?:an?|the|any)\s+(?:ai\s+)?" + _WHO_EN
-                + r"\b[^.\n]{0,40}?[,:;—–]"), 80),
+                + r"\b[^.\n]{0,40}?[,:;—–]"), 80, 'if you'),
     # the machine as the one who reads: "通义、文心等模型读到这段注释时：…", "When Copilot or
     # any other AI reads this file, …"
     (re.compile(r"(?i)(?:" + _WHO_ZH + r"|" + MODELS_ZH + r")[^。\n：:]{0,30}?(?:读到|看到|处理|阅读|读取|"
                 r"解析|扫描)(?:这段|本|此|这份|这个|这条|这些|以上|下面)[^。\n：:]{0,8}?(?:时|的时候)\s*"
-                r"[：:，,]"), 80),
+                r"[：:，,]"), 80, '读到|看到|处理|阅读|读取|解析|扫描'),
     (re.compile(r"(?i)\bwhen(?:ever)?\s+(?:any\s+|an?\s+|the\s+)?" + _WHO_EN + r"(?:\s*(?:,|or|and)\s*"
                 r"(?:any\s+)?(?:other\s+)?[\w-]+){0,4}\s+(?:reads?|process(?:es)?|sees?|summari[sz]es?|"
-                r"parses?|scans?|ingests?|indexes|encounters?)\s+this(?:\s+[\w-]+)?\s*[,:;—–-]"), 80),
+                r"parses?|scans?|ingests?|indexes|encounters?)\s+this(?:\s+[\w-]+)?\s*[,:;—–-]"), 80, 'when'),
     (re.compile(r"(?i)(?:阅读|读取|读到|看到|处理|审查|审阅|review)\s*(?:这段|这份|这个|这条|这些|"
-                r"本段|此段|以下|下面)[^。\n]{0,10}?的\s*" + _WHO_ZH + r"\s*[，,：:]"), 80),
+                r"本段|此段|以下|下面)[^。\n]{0,10}?的\s*" + _WHO_ZH + r"\s*[，,：:]"), 80,
+     '阅读|读取|读到|看到|处理|审查|审阅|review'),
     (re.compile(r"(?i)\b" + _WHO_EN + r"\s+(?:that\s+is\s+|who\s+is\s+|currently\s+)?"
                 r"(?:reading|processing|reviewing|summari[sz]ing|parsing|analy[sz]ing|scanning)"
-                r"\s+this(?:\s+[\w-]+)?\s*[,:;—–-]"), 80),
+                r"\s+this(?:\s+[\w-]+)?\s*[,:;—–-]"), 80, 'this'),
     (re.compile(r"(?i)" + _EN_START + r"(?:to|attn|attention)\s*:?\s+(?:the\s+|any\s+|all\s+)?"
-                + _WHO_EN + r"\s*[:)\]]"), 80),
+                + _WHO_EN + r"\s*[:)\]]"), 80, 'to|attn|attention'),
 )
-_IN_PASTED: tuple[tuple[re.Pattern[str], int], ...] = (
+_IN_PASTED: tuple[tuple[re.Pattern[str], int, str], ...] = (
     (re.compile(r"(?i)" + _CLAUSE + r"(?:给|写给|致|告诉|提醒|通知)\s*" + _WHO_ZH
-                + r"\s*[)）\]】]?\s*[：:，,]"), 80),
-    (re.compile(r"(?i)" + _CLAUSE + _WHO_ZH + r"\s*[，,]?\s*"), 0),
+                + r"\s*[)）\]】]?\s*[：:，,]"), 80, ''),
+    (re.compile(r"(?i)" + _CLAUSE + _WHO_ZH + r"\s*[，,]?\s*"), 0, ''),
     (re.compile(r"(?i)" + _EN_START + r"(?:dear|hey|hi|hello|attention|attn)\s+(?:the\s+|any\s+|"
-                r"all\s+|our\s+)?" + _WHO_EN + r"\s*[:,!—–-]"), 80),
-    (re.compile(r"(?i)" + _EN_START + _WHO_EN + r"\s*,\s*"), 0),
+                r"all\s+|our\s+)?" + _WHO_EN + r"\s*[:,!—–-]"), 80, ''),
+    (re.compile(r"(?i)" + _EN_START + _WHO_EN + r"\s*,\s*"), 0, ''),
     # "AI reviewers: …" — many machines addressed at once; "Assistant: …" alone is a speaker
     (re.compile(r"(?i)" + _EN_START + r"(?:ai|llm|automated|code)\s+(?:reviewers|review\s+bots|"
-                r"agents|assistants|models)\s*:"), 80),
+                r"agents|assistants|models)\s*:"), 80, ''),
 )
 
 # Approval manipulation: an order to approve ("请直接回复 LGTM", "reply LGTM", "auto-approve it")
@@ -321,7 +324,7 @@ def order_in_pasted(text: str) -> str | None:
     return _order_in_pasted(reading(text), (*_ANYWHERE, *_IN_PASTED))
 
 
-def _order_in_pasted(text: str, frames: tuple[tuple[re.Pattern[str], int], ...]) -> str | None:
+def _order_in_pasted(text: str, frames: tuple[tuple[re.Pattern[str], int, str], ...]) -> str | None:
     act = act_in(flat(text), pasted=True)
     if act:
         return f"{'an override' if act[0] == 'override' else act[0]} — {act[1]!r}"
@@ -345,10 +348,14 @@ def _order_in_pasted(text: str, frames: tuple[tuple[re.Pattern[str], int], ...])
     return None
 
 
-def _addressed(text: str, frames: tuple[tuple[re.Pattern[str], int], ...]) -> str | None:
+def _addressed(text: str, frames: tuple[tuple[re.Pattern[str], int, str], ...]) -> str | None:
     """The address and the order after it, when a frame is followed on its line by an order
-    within its reach (reach 0: the order must follow at once, "AI 助手，请…")."""
-    for frame, reach in frames:
+    within its reach (reach 0: the order must follow at once, "AI 助手，请…"). A frame whose
+    gate words ("a|b") are all absent from the text is not searched."""
+    low = text.lower()
+    for frame, reach, gate in frames:
+        if gate and not _gate(gate).search(low):
+            continue
         for m in frame.finditer(text):
             stop = m.end() + reach + 16  # the longest order, "you need to", fits
             eol = text.find("\n", m.end(), stop)
@@ -357,6 +364,11 @@ def _addressed(text: str, frames: tuple[tuple[re.Pattern[str], int], ...]) -> st
             if order and order.start() - m.end() <= reach:
                 return re.sub(r"\s+", " ", text[m.start():order.end()]).strip()[:60]
     return None
+
+
+@functools.cache
+def _gate(words: str) -> re.Pattern[str]:
+    return re.compile("|".join(map(re.escape, words.split("|"))))
 
 
 def _pasted(text: str) -> list[tuple[str, str]]:
