@@ -63,15 +63,18 @@ _TEMPLATE_TALK = re.compile(r"(?i)\b(?:template|tokeni[sz]er|tokens?|jinja|chat\
 
 # every marker line but a chat token holds one of these
 _MARKER_WORDS = ("sys", "admin", "develop", "operator", "root", "openai", "anthropic", "instruction",
-                 "human", "assistant", "user", "系统", "管理员", "开发者", "指令", "用户", "助手", "bot", "ai")
+                 "human", "assistant", "user", "系统", "管理员", "开发者", "指令", "用户", "助手", "bot:",
+                 "bot：", "ai:", "ai：")
 
 
 def marker_in(text: str) -> str | None:
     """A fake role or turn marker in `text` (with its lines, as `normal.reading` gives it):
     a chat-template token (<|im_start|>, [INST], <<SYS>>, <system>), a `SYSTEM:` / `[system]`
     / `### Instruction` / 【系统指令】 line, or a `System:` / 系统消息： line that orders the
-    machine. A token inside inline code in a sentence (`<|endoftext|>` is GPT-2's end token) is
-    talked about, not used."""
+    machine, or claims authority; the Chinese instruction template (`### 指令：`); a dialogue
+    forged inside one message whose machine lines set up something standing. A token inside
+    inline code in a sentence (`<|endoftext|>` is GPT-2's end token), or a lone one mid-line in a
+    sentence about templates that orders nothing after it, is talked about, not used."""
     tokens = list(_CHAT_TOKEN.finditer(text))
     for m in tokens:
         if not any(c.start() <= m.start() < c.end() for c in _INLINE_CODE.finditer(
