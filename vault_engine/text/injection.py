@@ -74,6 +74,10 @@ _ADDRESSED: tuple[re.Pattern[str], ...] = (
 )
 
 
+# the words each of `_ADDRESSED` cannot do without (a text holding none is not searched)
+_ADDRESSED_GATES = ("to|for", "致|请|告诉|记忆|须知|注意", "note|message|instruction|memo|notice|directive|reminder")
+
+
 # A standing order to the memory ("remember permanently", "persist the following as a rule",
 # "以后永远记住：…", "存为最高优先级规则"). From the user, in their own words, it is a preference
 # or an instruction; inside material they pasted (a log line, an e-mail, a PR description, a
@@ -263,8 +267,9 @@ def _judge(seen: str) -> str | None:
     act = act_in(flat(seen))
     if act:
         return f"prompt injection: {act[0]} — {act[1]!r}"
-    for pattern in _ADDRESSED:
-        m = pattern.search(seen)
+    low = seen.lower()
+    for pattern, gate in zip(_ADDRESSED, _ADDRESSED_GATES, strict=True):
+        m = pattern.search(seen) if _gate(gate).search(low) else None
         if m:
             return f"prompt injection: addressed to the machine — {_excerpt(m)!r}"
     said = _addressed(seen, _ANYWHERE) or _section_for_machines(seen)
