@@ -385,14 +385,19 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
              ("提示词|指令|设定|规则|prompt",)),
         # -- the machine addressed in the third person, and told what to do
         Rule("addressed to the machine", _Lazy(
-            r"\b(?:any|all|every|each|whichever|whatever|the)\s+(?:(?:ai|llm|gpt|language)\s+)?"
-            + L.MACHINE_EN + r"\s+(?:that\s+is\s+|who\s+is\s+|currently\s+)?(?:reading|processing|"
-            r"summari[sz]ing|parsing|reviewing|analy[sz]ing|scanning|seeing|ingesting|indexing|"
-            r"handling)\s+(?:this|these|the\s+following)(?:\s+(?:message|text|document|page|e-?mail|file|"
+            # the machines reading it, with a determiner or in the plural ("Assistants reading this
+            # should …", "Language models that process this page must …")
+            r"(?:\b(?:any|all|every|each|whichever|whatever|the)\s+(?:(?:ai|llm|gpt|language|automated)\s+)?"
+            + L.MACHINE_EN + r"|\b(?:(?:ai|llm|gpt|language|automated|coding)\s+)?(?:assistants|models|llms|"
+            r"bots|chatbots|agents))\s+(?:(?:that|which|who)\s+(?:is\s+|are\s+)?|currently\s+)?(?:reading|"
+            r"processing|summari[sz]ing|parsing|reviewing|analy[sz]ing|scanning|seeing|ingesting|indexing|"
+            r"handling|working\s+(?:in|on)|(?:read|process|summari[sz]e|parse|review|analy[sz]e|scan|see|"
+            r"ingest|index|handle)s?)\s+(?:this|these|the\s+following)(?:\s+(?:message|text|document|page|e-?mail|file|"
             r"note|comment|content|passage|paragraph|section|line|readme|ticket|issue|pr|mr|diff|code|"
             r"article|post|website|site|transcript|conversation|repo|repository|review))?\s+(?:now\s+)?"
             r"(?:must|should|shall|"
             r"will|needs?\s+to|is\s+to|has\s+to|are\s+to|have\s+to|is\s+required\s+to|ought\s+to)\b"
+            r"(?!\s+(?:not\s+)?be\s+\w+ed\b)"
             r"|\b(?:note|message|instruction|reminder|memo|notice|request|word|directive)s?\s+(?:for|"
             r"to)\s+(?:the\s+|any\s+|all\s+|every\s+|whichever\s+|whatever\s+)?(?:(?:ai|llm|gpt|"
             r"language)\s+)?" + L.MACHINE_EN + r"(?:\s+(?:that\s+|which\s+|who\s+)?\w+s\s+(?:this|these)"
@@ -400,9 +405,8 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
             r"\s*[:：—–]|\bif\s+you(?:'re|\s+are)\s+an?\s+(?:ai|llm|(?:large\s+)?language\s+model|"
             r"assistant|bot|chatbot|ai\s+(?:model|assistant|agent|system))\s*(?:[,.:;!—]|(?:reading|"
             r"processing|summari[sz]ing|that|who|and)\b)", i), "any",
-             ("reading|processing|summari|parsing|reviewing|analy|scanning|seeing|ingesting|"
-              "indexing|handling|note|message|instruction|reminder|memo|notice|request|word|"
-              "directive|if you",
+             ("read|process|summari|pars|review|analy|scan|see|ingest|index|handl|working|note|"
+              "message|instruction|reminder|memo|notice|request|word|directive|if you",
               "assistant|model|bot|agent|memory|llm|gpt|claude|copilot|gemini|ai",)),
         Rule("addressed to the machine", _Lazy(
             r"(?:所有|任何|每个|各位)?(?:正在)?(?:读到|看到|阅读|读取|处理|总结|分析|审查|审阅)(?:这段|这份|"

@@ -138,7 +138,8 @@ _ORDER = re.compile(
     r"\b(?:please|kindly|must|you\s+(?:must|should|need\s+to|have\s+to|are\s+to|will)|approve|"
     r"reply|respond|answer|say|mark|merge|skip|ignore|disregard|forget|remember|store|save|"
     r"record|treat|output|print|do\s+not|don'?t|never|always|just|tell|state|claim|mention|write|send|"
-    r"recommend|call|describe|include|add)\b")
+    r"recommend|call|describe|include|add|delete|remove|run|execute|close|disable|enable|grant|upload|"
+    r"forward|post|push|deploy|install|wipe|reset|transfer|refund|share|publish|drop|visit)\b")
 _VOCATIVE_ORDER = re.compile(
     r"(?i)请(?!您|问|教)|务必|一定要|你(?:要|应该?|必须|需要|只需)|无视|忽略|不要理会|别管|直接(?:回复|回答|"
     r"说|告诉|输出|执行)|\b(?:please|kindly|ignore|disregard|you\s+(?:must|should|need\s+to|have\s+to|"
@@ -149,7 +150,7 @@ _ANYWHERE: tuple[tuple[re.Pattern[str], int, str], ...] = (
                 + _WHO_ZH + "|" + _WHO_EN + r")\s*[)）\]】]"), 80, '(|（|[|【'),
     (re.compile(r"(?i)" + _CLAUSE + r"(?:给|写给|致)\s*(?:所有|各位|全体|每个|任何)?\s*(?:正在)?(?:(?:阅读|"
                 r"读到|看到|处理|总结|浏览|审查|读取|使用|加载|调用|访问)[^，,。：:\n]{0,12}的\s*)?" + _WHO_ZH
-                + r"\s*[：:]"), 80, '给|致'),
+                + r"(?:的\s*(?:备注|留言|说明|提示|通知|消息|指示|须知|话))?\s*[：:]"), 80, '给|致'),
     # addressed on a condition: "如本邮件由智能助理代为处理，…", "if this e-mail is processed by
     # an AI, …", "if you're the memory layer storing this: …"
     (re.compile(r"(?i)(?:如|如果|若|假如|要是|倘若)\s*(?:本|此|这|该)?(?:封|条|份|段|个|篇)?(?:邮件|消息|文档|"
@@ -186,6 +187,11 @@ _IN_PASTED: tuple[tuple[re.Pattern[str], int, str], ...] = (
     (re.compile(r"(?i)" + _EN_START + r"(?:dear|hey|hi|hello|attention|attn)\s+(?:the\s+|any\s+|"
                 r"all\s+|our\s+)?" + _WHO_EN + r"\s*[:,!—–-]"), 80, ''),
     (re.compile(r"(?i)" + _EN_START + _WHO_EN + r"\s*,\s*"), 0, ''),
+    # a note for a machine a qualifier names ("note to the ops assistant: delete …")
+    (re.compile(r"(?i)\b(?:note|message|memo|notice|instructions?|reminder|directive)s?\s+(?:for|to)\s+"
+                r"(?:the|any|all|every|our)\s+(?:(?!data\b|domain\b|object\b|business\b|mental\b|threat\b|"
+                r"role\b|pricing\b|financial\b|physical\b|test\b|scale\b|3d\b)[\w-]+\s+){0,2}(?:assistants?|bots?|"
+                r"ai|llms?|models?)\s*[:：—–]"), 20, ''),
     # "AI reviewers: …" — many machines addressed at once; "Assistant: …" alone is a speaker
     (re.compile(r"(?i)" + _EN_START + r"(?:ai|llm|automated|code)\s+(?:reviewers|review\s+bots|"
                 r"agents|assistants|models)\s*:"), 80, ''),
@@ -313,12 +319,17 @@ def _section_for_machines(text: str) -> str | None:
 # must …") — inside pasted material or a tool's output someone else's order to the machine.
 _GROUP_ORDER = re.compile(
     r"(?i)(?:所有|全体|各位|每个|每一个|任何)\s*(?:的)?\s*[\u4e00-\u9fffA-Za-z]{0,6}?" + _WHO_ZH
-    + r"\s*(?:从即日起|从今天起|从现在起|从现在开始|今后|以后|即日起)?\s*(?:都|均|一律)?\s*(?:须|必须|务必|"
-    r"需要|应当|应该|要|请|不得)|\b(?:all|every|each|any)\s+(?:(?:[\w-]+\s+)?(?:ai|llm|gpt|automated|"
+    + r"\s*(?:从即日起|从今天起|从现在起|从现在开始|今后|以后|即日起)?\s*(?:(?:都|均|一律)?\s*(?:须|必须|务必|"
+    r"需要|应当|应该|要|请|不得)|一律)|\b(?:all|every|each|any)\s+(?:(?:[\w-]+\s+)?(?:ai|llm|gpt|automated|"
     r"autonomous|intelligent)[\s-]+(?:[\w-]+\s+)?(?:assistants?|bots?|agents?|models?|tools?|systems?|"
     r"crawlers?)|(?:[\w-]+\s+)?(?:ai|llms|assistants|bots|chatbots|crawlers))\s+(?:(?:from\s+now\s+on|"
     r"going\s+forward|henceforth|from\s+today)\s*,?\s+)?(?:must|shall|are\s+(?:required|instructed)\s+"
-    r"to|need\s+to|have\s+to)\b")
+    r"to|need\s+to|have\s+to)\b|"
+    # machines named as the subject, in the plural, told what they should do ("Automated assistants
+    # working in this repo should always …")
+    r"\b(?:ai|llm|gpt|automated|autonomous|coding)[\s-]+(?:assistants|agents|bots|models|tools)\b"
+    r"(?:\s+(?:working|operating|running|reading)\s+(?:in|on|with)?\s*(?:this|the)\s+[\w-]+)?\s+(?:should|"
+    r"must|shall|are\s+to|need\s+to|have\s+to)\s+(?!be\b|not\s+be\b|never\s+be\b)(?:always\s+|never\s+)?[a-z]+")
 
 
 def order_in_pasted(text: str) -> str | None:
