@@ -69,20 +69,19 @@ class Rule:
         for group in self.gate:
             hit = seen.get(group)
             if hit is None:
-                hit = seen[group] = _ATOMS[group].search(low) is not None
+                hit = seen[group] = any(map(low.__contains__, _ATOMS[group]))
             if not hit:
                 return False
         return True
 
 
-_ATOMS: dict[str, re.Pattern[str]] = {}  # a gate's words as one search (no regex in them)
+_ATOMS: dict[str, tuple[str, ...]] = {}  # a gate's words (substrings, no regex)
 
 
 def _gated(rules: list[Rule]) -> tuple[Rule, ...]:
     for rule in rules:
         for group in rule.gate:
-            if group not in _ATOMS:
-                _ATOMS[group] = re.compile("|".join(map(re.escape, group.split("|"))))
+            _ATOMS.setdefault(group, tuple(group.split("|")))
     return tuple(rules)
 
 

@@ -65,8 +65,8 @@ _ADDRESSED: tuple[re.Pattern[str], ...] = (
                r"\b(?:for|to)\s+(?:the\s+)?(?:ai'?s?\s+)?memory\s+(?:sub-?)?(?:system|module|layer|store)\b"
                r"\s*[:：,]"),
     re.compile(_CLAUSE + r"(?:致\s*(?:各位|所有|全体)?\s*" + _WHO_ZH + r"|(?:请|告诉)\s*" + _MEMORY_ZH + ")"
-               r"|" + _MEMORY_ZH + r"\s*(?:请|务必|须知|注意(?!事项))"
-               r"|(?:各位|所有|全体)?" + _WHO_ZH + r"\s*(?:请注意|须知|注意\s*[：:])"),
+               r"|" + _MEMORY_ZH + r"\s*(?:请|务必|须知|注意(?!事项))"),
+    re.compile(r"(?:各位|所有|全体)?" + _WHO_ZH + r"\s*(?:请注意|须知|注意\s*[：:])"),
     # a note whose addressee a qualifier names ("Internal note for the triage model: you have …")
     re.compile(r"(?i)\b(?:note|message|instructions?|memo|notice|directive|reminder)s?\s+(?:for|to)\s+"
                r"(?:the|any|all|every)\s+(?:[\w-]+\s+){1,2}(?:models?|assistants?|bots?|ai|llms?)\s*[:：—–]"
@@ -75,7 +75,8 @@ _ADDRESSED: tuple[re.Pattern[str], ...] = (
 
 
 # the words each of `_ADDRESSED` cannot do without (a text holding none is not searched)
-_ADDRESSED_GATES = ("to|for", "致|请|告诉|记忆|须知|注意", "note|message|instruction|memo|notice|directive|reminder")
+_ADDRESSED_GATES = ("to|for", "致|记忆", "请注意|须知|注意:|注意：",
+                    "note|message|instruction|memo|notice|directive|reminder")
 
 
 # A standing order to the memory ("remember permanently", "persist the following as a rule",
@@ -167,7 +168,8 @@ _ANYWHERE: tuple[tuple[re.Pattern[str], int, str], ...] = (
     # any other AI reads this file, …"
     (re.compile(r"(?i)(?:" + _WHO_ZH + r"|" + MODELS_ZH + r")[^。\n：:]{0,30}?(?:读到|看到|处理|阅读|读取|"
                 r"解析|扫描)(?:这段|本|此|这份|这个|这条|这些|以上|下面)[^。\n：:]{0,8}?(?:时|的时候)\s*"
-                r"[：:，,]"), 80, '读到|看到|处理|阅读|读取|解析|扫描'),
+                r"[：:，,]"), 80, "re:(?:读到|看到|处理|阅读|读取|解析|扫描)(?:这段|本|此|这份|这个|这条|这些|以上|"
+                                 r"下面)[^。\n：:]{0,8}?(?:时|的时候)"),
     (re.compile(r"(?i)\bwhen(?:ever)?\s+(?:any\s+|an?\s+|the\s+)?" + _WHO_EN + r"(?:\s*(?:,|or|and)\s*"
                 r"(?:any\s+)?(?:other\s+)?[\w-]+){0,4}\s+(?:reads?|process(?:es)?|sees?|summari[sz]es?|"
                 r"parses?|scans?|ingests?|indexes|encounters?)\s+this(?:\s+[\w-]+)?\s*[,:;—–-]"), 80, 'when'),
@@ -176,7 +178,8 @@ _ANYWHERE: tuple[tuple[re.Pattern[str], int, str], ...] = (
      '阅读|读取|读到|看到|处理|审查|审阅|review'),
     (re.compile(r"(?i)\b" + _WHO_EN + r"\s+(?:that\s+is\s+|who\s+is\s+|currently\s+)?"
                 r"(?:reading|processing|reviewing|summari[sz]ing|parsing|analy[sz]ing|scanning)"
-                r"\s+this(?:\s+[\w-]+)?\s*[,:;—–-]"), 80, 'this'),
+                r"\s+this(?:\s+[\w-]+)?\s*[,:;—–-]"), 80,
+     r"re:(?:reading|processing|reviewing|summari[sz]ing|parsing|analy[sz]ing|scanning)\s+this"),
     (re.compile(r"(?i)" + _EN_START + r"(?:to|attn|attention)\s*:?\s+(?:the\s+|any\s+|all\s+)?"
                 + _WHO_EN + r"\s*[:)\]]"), 80, 'to|attn|attention'),
 )
@@ -384,6 +387,10 @@ def _addressed(text: str, frames: tuple[tuple[re.Pattern[str], int, str], ...]) 
 
 @functools.cache
 def _gate(words: str) -> re.Pattern[str]:
+    """A frame's gate: its words ("a|b"), or a pattern of its own ("re:…") where the words alone
+    pass too many texts."""
+    if words.startswith("re:"):
+        return re.compile(words[3:])
     return re.compile("|".join(map(re.escape, words.split("|"))))
 
 
