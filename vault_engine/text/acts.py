@@ -406,7 +406,8 @@ def _rules(pasted: bool) -> tuple[Rule, ...]:
             r"processing|summari[sz]ing|that|who|and)\b)", i), "any",
              ("read|process|summari|pars|review|analy|scan|see|ingest|index|handl|working|note|"
               "message|instruction|reminder|memo|notice|request|word|directive|if you",
-              "assistant|model|bot|agent|memory|llm|gpt|claude|copilot|gemini|ai",)),
+              "assistant|model|bot|agent|memory|llm|gpt|claude|copilot|gemini|ai",
+              "this|these|the following|:|：|—|–|if you",)),
         Rule("addressed to the machine", _Lazy(
             r"(?:所有|任何|每个|各位)?(?:正在)?(?:读到|看到|阅读|读取|处理|总结|分析|审查|审阅)(?:这段|这份|"
             r"这条|本|此|这个|这些|以下|下面)(?![类种样])" + WZC + r"{0,10}?的\s*" + L.MACHINE_ZH + r"(?:\s*"

@@ -75,6 +75,7 @@ _TRADITIONAL_RE = re.compile("[" + "".join(p[0] for p in _TRADITIONAL_PAIRS.spli
 _RLO_RUN = re.compile("\u202e([^\u202c\u2069\n]*)")
 # a word with digits standing for letters: letters and digits mixed, at least one of each
 _LEET_WORD = re.compile(r"(?<![\w@$])(?=[A-Za-z@$]*[0-9])(?=[0-9]*[A-Za-z@$])[A-Za-z0-9@$]{2,}(?![\w@$])")
+_LEET_HINT = re.compile(r"[A-Za-z][0-9]|[0-9][A-Za-z]")
 _LEET = str.maketrans("0345789@$", "oeastbgas")
 
 
@@ -141,6 +142,8 @@ def _known_words() -> frozenset[str]:
 def unleet(text: str) -> str:
     """`text` with its leet words read as letters ("1gn0r3 y0ur pr3v10u5 ru135" → "ignore your
     previous rules"), or "" when it has fewer than two such words (a "v2", an "mp3")."""
+    if not _LEET_HINT.search(text):
+        return ""
     words = _LEET_WORD.findall(text)
     if len(words) < 2:
         return ""
