@@ -6,8 +6,9 @@ distilled (sessions/distill/gate.py), never indexed for recall, and so never ser
 `context`, `recall --format prompt` or an MCP answer.
 
 A text is judged as a model reads it (text/normal.py: NFKC, invisible characters removed,
-look-alike letters folded to Latin, spaced letters and split lines joined; what it smuggles
-in tag characters too) and by what it does, not by a list of phrasings:
+look-alike letters folded to Latin, traditional characters to simplified, spaced letters and
+split lines joined; what it smuggles in tag characters, what a right-to-left override shows
+and what its leetspeak spells too) and by what it does, not by a list of phrasings:
 
 - a fake role or turn marker (text/markers.py: `<|im_start|>`, `[INST]`, `SYSTEM:`,
   `### Instruction`, 【系统指令】 …);
@@ -15,7 +16,8 @@ in tag characters too) and by what it does, not by a list of phrasings:
   in text/lexicon.py): discarding its guidance, a new role or task, addressing it and telling
   it what to do, planting a credential, sending a secret away, revealing its prompt — as an
   order, not negated, described, reported or mentioned in quotes;
-- a salutation to the machine followed by an order (`_ADDRESSED`, `_ANYWHERE`);
+- a salutation to the machine followed by an order (`_ADDRESSED`, `_ANYWHERE`), on a
+  condition, as the reader, or by a heading over the section that orders;
 - inside material the speaker pasted or a tool returned (text/quoted.py regions, code comment
   lines): someone else's orders — a standing order to the memory, a vocative to the AI and
   an order, a new role or task for the reader, approval manipulation (`order_in_pasted`).
