@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -55,6 +56,7 @@ ALICE_CARDS = [
      [("RELATES_TO", "Retry budget for the invoice exporter")] if i % 3 == 0 else [])
     for i in range(24)
 ]
+LIMIT = 14  # [tiers] hot_limit and warm_limit in both twins
 QUESTIONS = ["invoice exporter retry budget", "how does the webhook retry backoff work",
              "billing database access review", "session cache ttl invoice"]
 
@@ -65,7 +67,7 @@ def card_text(cid: str, ctype: str, title: str, claim: str, rels: list[tuple[str
                         for t, target in rels)
     return (f"---\nid: {cid}\ntitle: {title}\ntype: {ctype}\nnamespace: {namespace}\n"
             "created: 2026-03-01T09:00:00Z\nupdated: 2026-03-01T09:00:00Z\n"
-            f"claims:\n  - id: c1\n    text: {claim}\n    confidence: 0.9\n"
+            f"claims:\n  - id: c1\n    text: {json.dumps(claim)}\n    confidence: 0.9\n"
             + (f"relations:\n{relations}" if rels else "") + f"---\n{claim}\n")
 
 
@@ -84,6 +86,16 @@ def alaya(v: Path, *args: str, agent: str | None = "bob", input: str | None = No
 
 def make_vault(path: Path, with_alice: bool) -> Path:
     alaya(path, "init", str(path), agent=None)
+    # tier limits the shared notes (12, with AGENTS.md, MEMORY.md, persona.md and the
+    # templates) stay within and alice's 25 notes overflow — every note is new to the vault,
+    # so HOT: on main her notes, newer still, took every HOT place and the shared ones went
+    # WARM and then COLD, out of bob's vector search
+    toml = path / "alaya.toml"
+    text = toml.read_text("utf-8")
+    for key, value in (("hot_limit", LIMIT), ("warm_limit", LIMIT)):
+        text, n = re.subn(rf"(?m)^{key} = \d+", f"{key} = {value}", text)
+        assert n == 1, key
+    toml.write_text(text, "utf-8")
     for cid, ctype, title, claim, rels in SHARED_CARDS:
         folder = path / "cards" / ctype
         folder.mkdir(parents=True, exist_ok=True)
@@ -125,7 +137,13 @@ def twins(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("twins")
     v = make_vault(root / "with-alice", with_alice=True)
     v0 = make_vault(root / "without-alice", with_alice=False)
-    # the planted notes are there, and found by their owner (else the test holds for nothing)
+    # the planted notes are there, more than the tier limits hold, and found by their owner
+    # (else the test holds for nothing)
+    from vault_engine import artifacts as A
+
+    notes = A.current_build(v / ".alaya").manifest()["notes"]  # type: ignore[union-attr]
+    assert sum("/@alice/" in p for p in notes) > LIMIT >= sum(
+        "/@alice/" not in p for p in notes)
     mine = json.loads(alaya(v, "recall", QUESTIONS[0], "--json", "--top-k", "20",
                             agent="alice"))
     assert any(n["namespace"] == "alice" for n in mine["nodes"])
@@ -140,6 +158,19 @@ def steady(doc: Any) -> Any:
     if isinstance(doc, list):
         return [steady(x) for x in doc]
     return doc
+
+
+def difference(a: Any, b: Any, where: str = "") -> str:
+    """Where two JSON documents first differ, and how."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if a.get(k) != b.get(k):
+                return difference(a.get(k), b.get(k), f"{where}.{k}")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return difference(x, y, f"{where}[{i}]")
+    return f"{where or '.'}: with alice {json.dumps(a)[:300]}, without {json.dumps(b)[:300]}"
 
 
 def bob_answers(v: Path) -> dict[str, Any]:
@@ -169,9 +200,7 @@ def test_bobs_recall_context_and_traverse_are_the_same_with_or_without_alice(
     got, without = bob_answers(v), bob_answers(v0)
     assert any(a["nodes"] for k, a in got.items() if k.startswith("recall "))
     differs = [k for k in got if got[k] != without[k]]
-    assert not differs, "\n".join(
-        f"{k}:\n  with alice:    {json.dumps(got[k])[:600]}\n"
-        f"  without alice: {json.dumps(without[k])[:600]}" for k in differs)
+    assert not differs, "\n".join(f"{k} {difference(got[k], without[k])}" for k in differs)
 
 
 def serve(v: Path) -> tuple[subprocess.Popen[bytes], str]:
@@ -220,6 +249,4 @@ def test_bobs_recall_through_serve_is_the_same_with_or_without_alice(
     got, without = answers
     assert any(a["nodes"] for a in got.values())
     differs = [k for k in got if got[k] != without[k]]
-    assert not differs, "\n".join(
-        f"{k}:\n  with alice:    {json.dumps(got[k])[:600]}\n"
-        f"  without alice: {json.dumps(without[k])[:600]}" for k in differs)
+    assert not differs, "\n".join(f"{k} {difference(got[k], without[k])}" for k in differs)
