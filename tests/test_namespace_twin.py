@@ -37,12 +37,13 @@ SHARED_CARDS = [
      "Payment webhooks are retried five times; the retry budget resets every hour.",
      [("RELATES_TO", "Quarterly access review")]),
     ("card-0003", "decision", "Quarterly access review",
-     "Access to the billing database is reviewed every quarter by the platform team.", []),
+     "Access to the billing database is reviewed every quarter by the platform team.",
+     [("RELATES_TO", "Marek Novak")]),
     ("card-0004", "pattern", "Backoff before retrying an export",
      "Wait with exponential backoff before retrying an export; never retry in a tight loop.",
      [("RELATES_TO", "Retry budget for the invoice exporter")]),
     ("card-0005", "fact", "Session cache TTL",
-     "The session cache keeps entries for 60 seconds before they expire.", []),
+     "The session cache keeps entries for 60 seconds before they expire.", []),  # ← shared-1
     ("card-0006", "gotcha", "Exporter drops invoices on a full disk",
      "When the disk fills up the invoice exporter silently drops the batch it was writing.",
      [("CAUSED_BY", "Retry budget for the invoice exporter")]),
@@ -56,18 +57,27 @@ ALICE_CARDS = [
      [("RELATES_TO", "Retry budget for the invoice exporter")] if i % 3 == 0 else [])
     for i in range(24)
 ]
-LIMIT = 14  # [tiers] hot_limit and warm_limit in both twins
+LIMIT = 16  # [tiers] hot_limit and warm_limit in both twins
+# a person's page of someone both sides know, linking the sessions he was in — alice's too
+# (only a person writes such links): graph expansion leads on from a page that names at most
+# four sessions; on main alice's two made it a hub of five for bob, who sees three
+ENTITY = ("---\nid: ent-marek\ntitle: Marek Novak\ntype: person\nnamespace: shared\n"
+          "created: 2026-03-01T09:00:00Z\n---\nMarek was in [[session-shared-1]], "
+          "[[session-shared-2]], [[session-shared-3]], [[session-alice-1]] and "
+          "[[session-alice-2]].\n")
 QUESTIONS = ["invoice exporter retry budget", "how does the webhook retry backoff work",
-             "billing database access review", "session cache ttl invoice"]
+             "billing database access review", "session cache ttl invoice",
+             "what is the session cache ttl now"]
 
 
 def card_text(cid: str, ctype: str, title: str, claim: str, rels: list[tuple[str, str]],
-              namespace: str) -> str:
+              namespace: str, source: str | None = None) -> str:
     relations = "".join(f'  - {{type: {t}, target: "[[{target}]]", weight: 0.8}}\n'
                         for t, target in rels)
     return (f"---\nid: {cid}\ntitle: {title}\ntype: {ctype}\nnamespace: {namespace}\n"
             "created: 2026-03-01T09:00:00Z\nupdated: 2026-03-01T09:00:00Z\n"
-            f"claims:\n  - id: c1\n    text: {json.dumps(claim)}\n    confidence: 0.9\n"
+            + (f'source_sessions: ["[[{source}]]"]\n' if source else "")
+            + f"claims:\n  - id: c1\n    text: {json.dumps(claim)}\n    confidence: 0.9\n"
             + (f"relations:\n{relations}" if rels else "") + f"---\n{claim}\n")
 
 
@@ -99,27 +109,45 @@ def make_vault(path: Path, with_alice: bool) -> Path:
     for cid, ctype, title, claim, rels in SHARED_CARDS:
         folder = path / "cards" / ctype
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{title}.md").write_text(card_text(cid, ctype, title, claim, rels, "shared"),
-                                            encoding="utf-8")
-    shared = path.parent / f"{path.name}-shared.json"
-    shared.write_text(session_json("session-shared-1", [
-        "The invoice exporter failed again last night.",
-        "Did it use its retry budget?",
-        "Yes, three retries with backoff, then it gave up.",
-        "Let us raise the webhook retry budget too."]), encoding="utf-8")
-    alaya(path, "ingest", str(shared), agent=None)
+        (folder / f"{title}.md").write_text(card_text(
+            cid, ctype, title, claim, rels, "shared",
+            "session-shared-1" if cid == "card-0005" else None), encoding="utf-8")
+    for n, turns in ((1, ["The invoice exporter failed again last night.",
+                          "Did it use its retry budget?",
+                          "Yes, three retries with backoff, then it gave up.",
+                          "Let us raise the webhook retry budget too.",
+                          "The session cache ttl is 60 seconds for now."]),
+                     (2, ["What is the session cache ttl these days?",
+                          "The session cache ttl is still under review."]),
+                     (3, ["Marek reviewed the billing database access list.",
+                          "He signed it off for the quarter."])):
+        shared = path.parent / f"{path.name}-shared-{n}.json"
+        shared.write_text(session_json(f"session-shared-{n}", turns), encoding="utf-8")
+        alaya(path, "ingest", str(shared), agent=None)
+    (path / "entities").mkdir(exist_ok=True)
+    (path / "entities" / "Marek Novak.md").write_text(ENTITY, encoding="utf-8")
     if with_alice:
         for cid, ctype, title, claim, rels in ALICE_CARDS:
             folder = path / "cards" / "@alice" / ctype
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{title}.md").write_text(
                 card_text(cid, ctype, title, claim, rels, "alice"), encoding="utf-8")
-        private = path.parent / f"{path.name}-alice.json"
-        private.write_text(session_json("session-alice-1", [
-            "Invoice retry budget, invoice retry budget, invoice exporter retry budget.",
-            "The webhook retry backoff budget for invoices is private.",
-            "Session cache ttl for invoice exports is 300 seconds."]), encoding="utf-8")
-        alaya(path, "ingest", str(private), agent="alice")
+        # her card from the later shared session that supersedes the shared card of the
+        # earlier one: on main it demoted the earlier session in bob's "… now" questions
+        (path / "cards" / "@alice" / "fact" / "Session cache TTL raised.md").write_text(
+            card_text("card-a100", "fact", "Session cache TTL raised",
+                      "The session cache ttl is 300 seconds now.",
+                      [("SUPERSEDES", "Session cache TTL")], "alice", "session-shared-2"),
+            encoding="utf-8")
+        for n, turns in ((1, [
+                "Invoice retry budget, invoice retry budget, invoice exporter retry budget.",
+                "The webhook retry backoff budget for invoices is private.",
+                "Session cache ttl for invoice exports is 300 seconds."]),
+                         (2, ["Marek asked me about the billing database access review.",
+                              "I told him the invoice exporter retry budget."])):
+            private = path.parent / f"{path.name}-alice-{n}.json"
+            private.write_text(session_json(f"session-alice-{n}", turns), encoding="utf-8")
+            alaya(path, "ingest", str(private), agent="alice")
     alaya(path, "compile", agent=None)
     return path
 
@@ -187,6 +215,8 @@ def bob_answers(v: Path) -> dict[str, Any]:
     out["recall --concepts --rel"] = steady(json.loads(alaya(
         v, "recall", "--concepts", "invoice exporter", "--rel", "DEPENDS_ON", "--depth", "2",
         "--json")))
+    out["recall --from-nodes through a page"] = steady(json.loads(alaya(
+        v, "recall", "--from-nodes", "card-0003", "--depth", "2", "--json")))
     out["traverse path"] = steady(json.loads(alaya(
         v, "traverse", "card-0006", "card-0003", "--max-hops", "4", "--json")))
     out["traverse neighbourhood"] = steady(json.loads(alaya(

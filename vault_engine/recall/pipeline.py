@@ -134,7 +134,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     rerank = reranker is not None and bool(text) and not wanted
     shown = max(top_k, reranker.top_n) if rerank else top_k  # the reranker sees top_n
     ranked = rank(index, hits, qvec, wanted, shown, settings, current=wants_current(text), query=text,
-                  listing=intent.listing)
+                  listing=intent.listing, namespaces=namespaces)
     show_turns(index, ranked, fused, text, settings.other_speaker_factor,
                settings.asking_factor)
     nodes = [node_json(index, h) for h in ranked]
