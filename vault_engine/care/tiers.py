@@ -29,6 +29,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from vault_engine.store.namespaces import agent_of
 from vault_engine.telemetry import NoteStats
 
 
@@ -49,8 +50,6 @@ def tier_input(key: str, created: dt.datetime | None, first_seen: dt.datetime | 
     this vault (`first_seen` in the manifest), so importing old knowledge does not make it
     cold on arrival; a note with neither entered now. `namespace` decides its audience: the
     HOT and WARM limits are counted per audience (`assign_tiers`)."""
-    from vault_engine.store.namespaces import agent_of
-
     entered = max(filter(None, (created, first_seen)), default=now)
     return TierInput(key, entered, pinned, volatile,
                      agent_of(namespace or "shared") or "shared")
