@@ -649,3 +649,45 @@ def test_an_undo_short_of_space_leaves_a_journal_that_tells_the_truth(
     messages = [c.message for c in repo.iter_commits(f"{head}..HEAD")]
     assert any("recovered" in m and "cards/fact/Beta card.md" in m for m in messages)
     assert repo.git.status("--porcelain") == "" and leftovers(vault) == []
+
+
+def test_a_sync_whose_checkout_fills_the_disk_is_undone_and_the_next_one_brings_everything(
+        ref: Ref, disk: Disk) -> None:
+    """The remote's commit packs small (cards of a few repeated words) and checks out large:
+    git fetches it, then runs out of room writing the cards, empty or cut short, and stops
+    ("Aborting"). That is one line, exit 3, the working tree back at HEAD; once there is room,
+    the next sync brings every card in — nothing git half-wrote stands in its way."""
+    if not isinstance(disk, Tmpfs):
+        pytest.skip("needs a real disk that fills (root, to mount a tmpfs): git bypasses the "
+                    "refusing primitive")
+    vault = copy_ref(ref, disk)
+    assert invoke(vault, "sync").exit_code == 0  # the remote's note, now up to date
+    other = disk.root.parent / "other-machine"
+    theirs = git.Repo.clone_from(str(ref.remote), other, branch="main")
+    words = "节点 drain cordon kubelet 重启 pod eviction budget 延迟 canary".split()
+    titles = [f"Remote incident {i}" for i in range(30)]
+    for i, title in enumerate(titles):
+        body = " ".join(words[(i * 7 + j * 3) % len(words)] for j in range(4000))
+        (other / "cards" / f"{title}.md").write_text(f"---\ntitle: {title}\n---\n{body}\n",
+                                                     encoding="utf-8")
+    theirs.git.add("-A")
+    with theirs.git.custom_environment(GIT_AUTHOR_NAME="Other", GIT_AUTHOR_EMAIL="o@example.org",
+                                       GIT_COMMITTER_NAME="Other",
+                                       GIT_COMMITTER_EMAIL="o@example.org"):
+        theirs.git.commit("-qm", "thirty incidents")
+    theirs.git.push("-q", "origin", "main")
+    before, before_git = snapshot(vault), git_state(vault)
+    disk.refuse("full", leave=300_000)
+    result = invoke(vault, "sync")
+    disk.allow()
+    assert "Traceback" not in result.output + result.stderr
+    assert result.exit_code == 3, (result.output, result.stderr)
+    refused_line(result.stderr, disk.root)
+    assert git_state(vault) == before_git  # HEAD, the index and the status as they were
+    assert snapshot(vault) == before and leftovers(vault) == []
+    again = invoke(vault, "sync", "--json")
+    assert again.exit_code == 0, (again.output, again.stderr)
+    cards = {p.stem for p in (vault / "cards").glob("Remote incident *.md")}
+    assert cards == set(titles)
+    assert git.Repo(vault).git.status("--porcelain") == ""
+    assert invoke(vault, "doctor").exit_code == 0

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from vault_engine.errors import AlayaError, GitError, UsageError
+from vault_engine.errors import AlayaError, GitError, UsageError, refused_write
 from vault_engine.primitives import now
 from vault_engine.store import blocks
 from vault_engine.store.history import _repo, identity_env
@@ -165,12 +165,26 @@ def sync(vault: Vault, *, remote: str = "origin", branch: str | None = None,
                         recovery.end(vault.state_dir)
                         raise SyncError(incoming.describe(refused, upstream),
                                         fix=incoming.fix_for(refused))
-                if behind and not ahead:
-                    repo.git.merge("--ff-only", upstream)
-                    result.action = "fast-forward"
-                elif behind and ahead:
-                    collisions.prepare(git_dir, target)
-                    _combine(repo, upstream, rebase, result)
+                try:
+                    if behind and not ahead:
+                        repo.git.merge("--ff-only", upstream)
+                        result.action = "fast-forward"
+                    elif behind and ahead:
+                        collisions.prepare(git_dir, target)
+                        _combine(repo, upstream, rebase, result)
+                except (git.GitCommandError, SyncError) as exc:
+                    status = getattr(exc, "status", None)
+                    if isinstance(status, int) and status < 0:
+                        raise  # git was killed by a signal (this sync too, most likely): the
+                        # journal stays, and the next sync or `doctor --fix` cleans up
+                    # git stopped half-way (a full disk, a file it could not write): what it
+                    # checked out is undone now, as after a kill, so the next sync starts clean
+                    disk = refused_write(exc, vault.root / ".git")  # asked while it is full
+                    cleaned = recovery.recover(vault.root, vault.state_dir,
+                                               recovery.pending(vault.state_dir) or entry)
+                    if disk is not None:
+                        raise disk from None
+                    raise _stopped(exc, upstream, rebase, cleaned) from None
             placed = collisions.place(vault, git_dir)
             result.collisions = [vars(c) for c in placed]
             if push:
@@ -218,16 +232,34 @@ def _combine(repo: object, upstream: str, rebase: bool, result: SyncResult) -> N
             g.merge("--no-ff", "--no-edit", "-m", f"sync: merge {upstream}", upstream)
             result.action = "merged"
             result.merge_commit = str(repo.head.commit.hexsha)  # type: ignore[attr-defined]
-    except git.GitCommandError as exc:
+    except git.GitCommandError:
         conflicted = g.diff("--name-only", "--diff-filter=U").splitlines()
         try:
             g.rebase("--abort") if rebase else g.merge("--abort")
         except git.GitCommandError:
             pass
+        if not conflicted:
+            raise  # git stopped for another reason (`_stopped` says which)
         raise SyncError(f"the {'rebase' if rebase else 'merge'} with {upstream} left "
-                        f"conflicts in: {', '.join(conflicted) or exc.stderr.strip()}",
+                        f"conflicts in: {', '.join(conflicted)}",
                         fix="nothing was changed locally; merge these files by hand "
                             f"(git merge {upstream}), commit, and sync again") from None
+
+
+def _stopped(exc: Exception, upstream: str, rebase: bool, cleaned: list[str]) -> SyncError:
+    """The one-line error for a merge, rebase or fast-forward git did not finish. git's last
+    `error:`/`fatal:` line says why (the CLI turns a disk that refused into its own refusal,
+    exit 3); the working tree is already back at HEAD (`cleaned` says what was undone)."""
+    if isinstance(exc, SyncError):
+        return exc
+    said = [line.strip() for line in str(getattr(exc, "stderr", "") or exc).splitlines()
+            if line.strip().lower().startswith(("error:", "fatal:"))]
+    why = said[0] if said else str(exc).strip().splitlines()[-1]
+    what = "rebase onto" if rebase else "merge of"
+    undone = f"; undone: {len(cleaned)} step(s)" if cleaned else ""
+    return SyncError(f"git stopped the {what} {upstream}: {why}{undone}",
+                     fix="nothing of yours was changed; fix what git names (free space on a "
+                         "full disk), then run `alaya sync` again")
 
 
 def _push(repo: object, remote: str, branch: str, has_upstream: bool) -> bool:

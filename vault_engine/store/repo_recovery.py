@@ -18,9 +18,12 @@ then, and what recovery does about it:
   remote's commit, and git's `.merge_file_*` temp files, are removed;
 - the index is reset to HEAD (it held nothing of a person's: sync starts with none staged).
 
-Then the sync runs again from the start. The remotes of `.git/config` are also recorded
-(`.alaya/remotes.json`) at every sync, so `doctor --fix` can restore a config that another
-tool left empty.
+Then the sync runs again from the start. A sync whose git stopped half-way on its own (a
+full disk: files created empty or cut short, then "Aborting") is cleaned up the same way at
+once, before its error is raised — what git created from the remote is removed first, which
+is what gives the reset room on a full disk — so the next sync starts from a clean tree.
+The remotes of `.git/config` are also recorded (`.alaya/remotes.json`) at every sync, so
+`doctor --fix` can restore a config that another tool left empty.
 """
 
 from __future__ import annotations
@@ -118,16 +121,27 @@ def _blob(root: Path, rev: str | None, path: str) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
-def _left_by_git(current: bytes, versions: list[bytes]) -> bool:
-    """A file git wrote: one of the versions, or one cut short (a prefix of one)."""
-    return any(current == v or (current and v.startswith(current)) for v in versions)
+def _left_by_git(current: bytes, versions: list[bytes], fresh: bool = False) -> bool:
+    """A file git wrote: one of the versions, or one cut short (a prefix of one). An empty
+    file counts only when `fresh` (written since the sync began): a full disk lets git create
+    a file and write nothing into it."""
+    return any(current == v or ((current or fresh) and v.startswith(current))
+               for v in versions)
+
+
+def _fresh(path: Path, since: float) -> bool:
+    try:
+        return path.stat().st_mtime >= since - SLACK_S
+    except OSError:
+        return False
 
 
 def _status(root: Path) -> tuple[list[str], list[str]]:
     """(tracked paths that differ from HEAD in the index or the working tree, untracked
     files) — untracked ones as git lists them, ignored files left out."""
     raw = run_git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all",
-                  "--no-renames")
+                  "--no-renames", env={"GIT_OPTIONAL_LOCKS": "0"})  # writes no index: the
+    # disk may be full
     tracked: list[str] = []
     untracked: list[str] = []
     for entry in raw.decode("utf-8", "surrogateescape").split("\x00"):
@@ -162,11 +176,32 @@ def recover(root: Path, state_dir: Path, journal: dict[str, Any]) -> list[str]:
         done.append("aborted the unfinished rebase")
     revs = [r for r in (journal.get("head"), journal.get("target"), "HEAD", "ORIG_HEAD") if r]
     tracked, untracked = _status(root)
+    # what git created from the remote first: on a full disk, removing it is what makes
+    # room for the rest (the reset below writes the index)
+    target = journal.get("target")
+    for rel in untracked:
+        full = root / rel
+        name = full.name
+        try:
+            made = full.stat().st_mtime
+        except FileNotFoundError:
+            continue
+        if name.startswith(".merge_file_") and made >= since - SLACK_S:
+            full.unlink(missing_ok=True)
+            done.append(f"removed git's temp file {rel}")
+            continue
+        theirs_blob = _blob(root, target, rel) if target else None
+        if theirs_blob is not None and _left_by_git(full.read_bytes(), [theirs_blob],
+                                                    made >= since - SLACK_S):
+            full.unlink(missing_ok=True)
+            done.append(f"removed {rel}: checked out from {str(target)[:10]} before the sync stopped "
+                        "(the sync brings it again)")
     restore, kept = [], []
     for rel in tracked:
         full = root / rel
         versions = [b for b in (_blob(root, r, rel) for r in revs) if b is not None]
-        if not full.exists() or _left_by_git(full.read_bytes(), versions):
+        if not full.exists() or _left_by_git(full.read_bytes(), versions,
+                                             _fresh(full, since)):
             restore.append(rel)
         else:
             kept.append(rel)
@@ -182,23 +217,6 @@ def recover(root: Path, state_dir: Path, journal: dict[str, Any]) -> list[str]:
                     + ", ".join(restore[:5]) + (" …" if len(restore) > 5 else ""))
     for rel in kept:
         done.append(f"kept {rel}: changed since the interrupted sync (yours to commit)")
-    target = journal.get("target")
-    for rel in untracked:
-        full = root / rel
-        name = full.name
-        try:
-            made = full.stat().st_mtime
-        except FileNotFoundError:
-            continue
-        if name.startswith(".merge_file_") and made >= since - SLACK_S:
-            full.unlink(missing_ok=True)
-            done.append(f"removed git's temp file {rel}")
-            continue
-        theirs_blob = _blob(root, target, rel) if target else None
-        if theirs_blob is not None and _left_by_git(full.read_bytes(), [theirs_blob]):
-            full.unlink(missing_ok=True)
-            done.append(f"removed {rel}: checked out from {str(target)[:10]} before the kill "
-                        "(the sync brings it again)")
     end(state_dir)
     return done
 
