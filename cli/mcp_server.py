@@ -85,6 +85,11 @@ def build_server(root: Path, *, caller: Caller,
                 raise ToolError(text[len(prefix):] if text.startswith(prefix) else text) \
                     from None
 
+        async def run_stdio_async(self) -> None:  # input lines mended first (mcp_stdio)
+            from .mcp_stdio import serve
+
+            await serve(self._lowlevel_server)
+
     server = AlayaMCP("alaya", instructions=INSTRUCTIONS, version=__version__, **(auth or {}))
     server.refresher = refresher  # type: ignore[attr-defined]  # closed by `alaya mcp`
 

@@ -51,7 +51,8 @@ def read_usage(vault: Vault, records: Sequence[NoteRecord], first_seen: Mapping[
     events = list(read_events(vault.state_dir))
     stats = note_stats(vault.state_dir, events)
     inputs = [tier_input(r.key, to_datetime(r.created), to_datetime(first_seen.get(r.path)), now,
-                         pinned=r.pinned, volatile=r.volatile) for r in records]
+                         pinned=r.pinned, volatile=r.volatile, namespace=r.namespace)
+              for r in records]
     tiers = assign_tiers(inputs, stats, now, vault.config.section("tiers"))
     life = vault.config.section("lifecycle")
     keys = {r.key: r for r in records}

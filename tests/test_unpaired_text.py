@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -100,14 +103,22 @@ def test_serve_and_mcp_answer_a_lone_surrogate(graph_vault: Path) -> None:  # no
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(data.encode())
     proc.stdin.flush()
+    lines: queue.Queue[bytes] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(raw) for raw in proc.stdout], daemon=True).start()
     answer: dict[str, Any] = {}
-    for raw in proc.stdout:
-        message = json.loads(raw)
-        if message.get("id") == 2:
-            answer = message
-            break
-    proc.stdin.close()
-    proc.wait(30)
+    deadline = time.monotonic() + 60  # a server that never answers fails, never hangs
+    try:
+        while not answer:
+            message = json.loads(lines.get(timeout=max(0.1, deadline - time.monotonic())))
+            answer = message if message.get("id") == 2 else {}
+    except queue.Empty:
+        pass
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
     text = json.dumps(answer, ensure_ascii=False)
     assert "result" in answer and not answer["result"].get("isError"), text
     assert "checkout \ufffd outage" in text, text

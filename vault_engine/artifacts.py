@@ -45,8 +45,9 @@ SCHEMA_VERSION = 1
 # bumped whenever a build's set of files or their layout changes (11: Chinese BM25 words;
 # 12: node_ns.npy and the agents' digests; 13: the folder and note stamps of recall/,
 # vault_engine/stamps.py; 14: recall/unit_timed.npy; 15: recall/node_kind.npy,
-# unit_superseded.npy and the node_speakers arrays, config.json)
-FORMAT = 15
+# unit_superseded.npy and the node_speakers arrays, config.json; 16: BM25 shards and
+# whole-note indexes per namespace, lexical/pack.json's doc_freq per namespace)
+FORMAT = 16
 CURRENT = "current.json"
 BUILDS = "builds"
 MANIFEST = "manifest.json"

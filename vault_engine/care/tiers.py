@@ -15,7 +15,9 @@
 - WARM (vectors on disk, memory-mapped): everything else.
 
 Then HOT is capped at hot_limit (coolest demoted to WARM) and WARM at warm_limit (coolest
-demoted to COLD); pinned notes are never demoted below HOT. "Created" is when the note entered
+demoted to COLD), each per audience — `shared` notes among themselves, each agent's notes
+among themselves — so no note loses its place to notes its readers may not read; pinned
+notes are never demoted below HOT. "Created" is when the note entered
 this vault (`first_seen`, kept in the manifest) or its `created` key, whichever is later, so
 importing old knowledge does not make it cold on arrival.
 """
@@ -27,6 +29,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from vault_engine.store.namespaces import agent_of
 from vault_engine.telemetry import NoteStats
 
 
@@ -36,16 +39,20 @@ class TierInput:
     created: dt.datetime
     pinned: bool = False
     volatile: bool = False
+    audience: str = "shared"  # who reads it: "shared", or the agent whose namespace it is in
 
 
 def tier_input(key: str, created: dt.datetime | None, first_seen: dt.datetime | None,
-               now: dt.datetime, *, pinned: bool = False, volatile: bool = False) -> TierInput:
+               now: dt.datetime, *, pinned: bool = False, volatile: bool = False,
+               namespace: str | None = None) -> TierInput:
     """What tiers need of one note — the single definition compile, introspect and status
     share, so they agree: "created" is the later of its `created` key and when it entered
     this vault (`first_seen` in the manifest), so importing old knowledge does not make it
-    cold on arrival; a note with neither entered now."""
+    cold on arrival; a note with neither entered now. `namespace` decides its audience: the
+    HOT and WARM limits are counted per audience (`assign_tiers`)."""
     entered = max(filter(None, (created, first_seen)), default=now)
-    return TierInput(key, entered, pinned, volatile)
+    return TierInput(key, entered, pinned, volatile,
+                     agent_of(namespace or "shared") or "shared")
 
 
 @dataclass(frozen=True)
@@ -87,16 +94,23 @@ def assign_tiers(items: list[TierInput], stats: Mapping[str, NoteStats], now: dt
         else:
             tier = "WARM"
         out[item.key] = TierResult(tier, temp)
-    pinned = {i.key for i in items if i.pinned}
-    _cap(out, "HOT", "WARM", int(settings["hot_limit"]), pinned, items)
-    _cap(out, "WARM", "COLD", int(settings["warm_limit"]), pinned, items)
+    # the limits hold per audience: shared notes compete only with shared notes, an agent's
+    # with its own — a note's tier never depends on notes its readers may not read
+    groups: dict[str, list[TierInput]] = {}
+    for item in items:
+        groups.setdefault(item.audience, []).append(item)
+    for group in groups.values():
+        pinned = {i.key for i in group if i.pinned}
+        _cap(out, "HOT", "WARM", int(settings["hot_limit"]), pinned, group)
+        _cap(out, "WARM", "COLD", int(settings["warm_limit"]), pinned, group)
     return out
 
 
 def _cap(out: dict[str, TierResult], tier: str, lower: str, limit: int, pinned: set[str],
          items: list[TierInput]) -> None:
     created = {i.key: i.created for i in items}
-    members = [k for k, r in out.items() if r.tier == tier and k not in pinned]
+    members = list(dict.fromkeys(i.key for i in items
+                                 if out[i.key].tier == tier and i.key not in pinned))
     allowed = limit - sum(1 for k in pinned if out[k].tier == tier)
     if len(members) <= max(allowed, 0):
         return

@@ -29,7 +29,11 @@ class SavedBM25:
     weights per token), its parameters read from JSON, its vocabulary looked up through
     `vocab_hash.npy` / `vocab_local.npy` (sorted token hashes and their ids, written by the
     compiler) so a query reads no vocabulary JSON — the JSON is the fallback. `get_scores` is
-    the sum over the query's token columns — what `bm25s.BM25.get_scores` computes (tested)."""
+    the sum over the query's token columns — what `bm25s.BM25.get_scores` computes (tested).
+    `namespace`: the one namespace of its documents (None: a build from before shards were
+    per namespace, or an index that is not a shard)."""
+
+    namespace: str | None
 
     def __init__(self, folder: str) -> None:
         import json
@@ -54,14 +58,16 @@ class SavedBM25:
         self._local = load_npy(os.path.join(folder, "vocab_local.npy")) \
             if self._hashes is not None else None
         self._vocab: dict[str, int] | None = None
+        self.namespace = shard_namespace(folder)
 
     @classmethod
     def from_arrays(cls, folder: str, num_docs: int, dtype: str,
-                    arrays: dict[str, Any]) -> SavedBM25:
+                    arrays: dict[str, Any], namespace: str | None = None) -> SavedBM25:
         import numpy as np
 
         self = cls.__new__(cls)
         self.folder = folder
+        self.namespace = namespace
         self.num_docs = num_docs
         self.dtype = np.dtype(dtype)
         self.data, self.indices, self.indptr = arrays["data"], arrays["indices"], arrays["indptr"]
@@ -121,11 +127,24 @@ _SHARD_FILES = {"data": "data.csc.index.npy", "indices": "indices.csc.index.npy"
                 "vocab_local": "vocab_local.npy", "units": "units.npy"}
 
 
+def shard_namespace(folder: str) -> str | None:
+    """The namespace a shard folder's documents are all of (its `namespace` file), or None."""
+    import os
+
+    try:
+        with open(os.path.join(folder, "namespace"), encoding="utf-8") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
 def pack_shards(folder: str) -> None:
     """Concatenate every shard's arrays into six files plus `pack.json` (each shard's
-    ranges), so a one-shot recall opens 7 files instead of 6 per shard (379 at 100k cards,
-    ~50 ms of header parsing). The shard folders stay: they are what an incremental compile
-    reuses, and the fallback when there is no pack."""
+    ranges and namespace), so a one-shot recall opens 7 files instead of 6 per shard (379 at
+    100k cards, ~50 ms of header parsing). The shard folders stay: they are what an
+    incremental compile reuses, and the fallback when there is no pack. The document
+    frequencies the dense query's common-word filter reads are kept per namespace, so a
+    recall counts only the namespaces it searches."""
     import json
     import os
 
@@ -144,7 +163,8 @@ def pack_shards(folder: str) -> None:
         with open(os.path.join(path, "params.index.json"), encoding="utf-8") as fh:
             params = json.load(fh)
         entry: dict[str, Any] = {"name": name, "num_docs": int(params["num_docs"]),
-                                 "dtype": params.get("dtype", "float32")}
+                                 "dtype": params.get("dtype", "float32"),
+                                 "namespace": shard_namespace(path)}
         for key in PACK_ARRAYS:
             arr = np.load(os.path.join(path, _SHARD_FILES[key]))
             parts[key].append(arr)
@@ -160,21 +180,31 @@ def pack_shards(folder: str) -> None:
     for key in PACK_ARRAYS:
         np.save(os.path.join(folder, f"pack-{key}.npy"),
                 np.concatenate(parts[key]).astype(dtypes[key], copy=False))
-    # document frequency of every token over all shards, for the dense query's common-word
-    # filter: one lookup instead of one per shard
-    hashes, dfs = [], []
-    for vh, vl, ip in zip(parts["vocab_hash"], parts["vocab_local"], parts["indptr"],
-                          strict=True):
-        counts = np.diff(ip)
-        known = vl < len(counts)  # bm25s may list a token (the empty one) with no column
-        hashes.append(vh[known])
-        dfs.append(counts[vl[known]])
-    uniq, inverse = np.unique(np.concatenate(hashes), return_inverse=True)
-    np.save(os.path.join(folder, "pack-df-hash.npy"), uniq.astype(np.uint64))
-    np.save(os.path.join(folder, "pack-df.npy"),
-            np.bincount(inverse, weights=np.concatenate(dfs)).astype(np.int64))
+    # document frequency of every token over each namespace's shards, for the dense query's
+    # common-word filter: one lookup per namespace instead of one per shard
+    groups: dict[str | None, list[int]] = {}
+    for n, entry in enumerate(shards):
+        groups.setdefault(entry["namespace"], []).append(n)
+    df_hashes, df_counts, ranges = [], [], []
+    at = 0
+    for namespace, members in sorted(groups.items(), key=lambda g: (g[0] is not None, g[0] or "")):
+        hashes, dfs = [], []
+        for n in members:
+            vh, vl, ip = parts["vocab_hash"][n], parts["vocab_local"][n], parts["indptr"][n]
+            counts = np.diff(ip)
+            known = vl < len(counts)  # bm25s may list a token (the empty one) with no column
+            hashes.append(vh[known])
+            dfs.append(counts[vl[known]])
+        uniq, inverse = np.unique(np.concatenate(hashes), return_inverse=True)
+        df_hashes.append(uniq.astype(np.uint64))
+        df_counts.append(np.bincount(inverse, weights=np.concatenate(dfs)).astype(np.int64))
+        ranges.append({"namespace": namespace, "range": [at, at + len(uniq)],
+                       "num_docs": sum(shards[n]["num_docs"] for n in members)})
+        at += len(uniq)
+    np.save(os.path.join(folder, "pack-df-hash.npy"), np.concatenate(df_hashes))
+    np.save(os.path.join(folder, "pack-df.npy"), np.concatenate(df_counts))
     with open(os.path.join(folder, PACK), "w", encoding="utf-8") as fh:
-        json.dump({"shards": shards}, fh)
+        json.dump({"shards": shards, "doc_freq": ranges}, fh)
 
 
 def open_pack(folder: str, *, resident: bool = False) -> list[tuple[SavedBM25, Any]] | None:
@@ -196,13 +226,15 @@ def open_pack(folder: str, *, resident: bool = False) -> list[tuple[SavedBM25, A
     for e in meta["shards"]:
         view = {k: arrays[k][e[k][0]:e[k][1]] for k in PACK_ARRAYS}
         shard = SavedBM25.from_arrays(os.path.join(folder, e["name"]), e["num_docs"],
-                                      e["dtype"], view)
+                                      e["dtype"], view, e.get("namespace"))
         out.append((shard, view["units"]))
     return out
 
 
-def open_doc_freq(folder: str) -> tuple[Any, Any] | None:
-    """(sorted token hashes, document frequencies) over all shards, when packed."""
+def open_doc_freq(folder: str) -> list[tuple[str | None, Any, Any]] | None:
+    """(namespace, sorted token hashes, document frequencies) over each namespace's shards,
+    when packed (namespace None: a pack of shards that say none, all in one)."""
+    import json
     import os
 
     from .npy import load_npy
@@ -210,7 +242,13 @@ def open_doc_freq(folder: str) -> tuple[Any, Any] | None:
     path = os.path.join(folder, "pack-df-hash.npy")
     if not os.path.exists(path):
         return None
-    return load_npy(path), load_npy(os.path.join(folder, "pack-df.npy"))
+    hashes, dfs = load_npy(path), load_npy(os.path.join(folder, "pack-df.npy"))
+    with open(os.path.join(folder, PACK), encoding="utf-8") as fh:
+        ranges = json.load(fh).get("doc_freq")
+    if ranges is None:  # a pack from before doc frequencies were per namespace
+        return [(None, hashes, dfs)]
+    return [(r["namespace"], hashes[r["range"][0]:r["range"][1]], dfs[r["range"][0]:r["range"][1]])
+            for r in ranges]
 
 
 def save_vocab_hashes(folder: str, vocab: dict[str, int]) -> None:

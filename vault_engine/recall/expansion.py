@@ -103,6 +103,7 @@ def expand(index: RecallIndex, seeds: list[Hit], hits: dict[int, Hit], wanted: S
     frontier = [(s, 0) for s in seeds]
     seen = {s.node for s in seeds}
     excluded = set(settings.expand_exclude) if not wanted else set()
+    everything = index.searches_all(namespaces)
     while frontier:
         parent, d = frontier.pop(0)
         if d >= depth:
@@ -110,6 +111,8 @@ def expand(index: RecallIndex, seeds: list[Hit], hits: dict[int, Hit], wanted: S
         directions = ("out",) if wanted else ("out", "in")
         for direction in directions:
             edges = index.neighbours(parent.node, direction)
+            if not everything:  # before anything counts them (an entity page's sessions)
+                edges = [e for e in edges if index.visible(e[0], namespaces)]
             if direction == "out" and index.node_kind(parent.node) == "entity":
                 edges = through_facts(index, parent, edges)
             for target, rel, weight in edges:

@@ -105,7 +105,7 @@ def score_notes(index: RecallIndex, fused: dict[int, float], query: RecallQuery,
     node_lex: Any = {}
     lex_top = float(lexical_scores.max()) if lexical_scores is not None else 0.0
     if settings.session_bm25_weight and lex_top > 0:
-        node_lex = note_bm25_scores(index, text)  # notes of several units (sessions)
+        node_lex = note_bm25_scores(index, text, namespaces)  # notes of several units (sessions)
 
     def note_bm25(node: int) -> float:
         """A note's BM25 as one document: its unit's for a one-unit note."""

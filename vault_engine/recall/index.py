@@ -185,45 +185,106 @@ class RecallIndex:
                 self._context = (load_npy(rows_path, mmap=mapped), load_npy(path, mmap=mapped))
         return self._context or None
 
-    def doc_freq(self, token: str) -> int:
-        """How many units contain a token (summed over the shards' sparse columns)."""
+    # -- what a scope may see -------------------------------------------------------------
+    def searches_all(self, namespaces: set[str] | None) -> bool:
+        """Does a search over `namespaces` (None: every one) see every unit of the build?"""
+        return namespaces is None or set(self.namespaces) <= namespaces
+
+    def unit_mask(self, namespaces: set[str] | None) -> Any:
+        """A boolean array: is each unit in one of `namespaces`? (kept per scope, for serve)"""
+        import numpy as np
+
+        key = frozenset(namespaces or ())
+        masks = self.__dict__.setdefault("_masks", {})
+        if key not in masks:
+            if self.unit_ns is not None:
+                allowed = [i for i, n in enumerate(self.namespaces) if n in key]
+                masks[key] = np.isin(self.unit_ns, np.array(allowed, dtype=self.unit_ns.dtype))
+            else:
+                masks[key] = np.array([str(self.row(u).get("namespace") or "shared") in key
+                                       for u in range(self.n_units)], dtype=bool)
+        return masks[key]
+
+    def unit_bitmap(self, namespaces: set[str] | None) -> Any:
+        """The units of `namespaces` as a FAISS IDSelectorBitmap's bytes (bit i: unit i)."""
+        import numpy as np
+
+        key = frozenset(namespaces or ())
+        bitmaps = self.__dict__.setdefault("_bitmaps", {})
+        if key not in bitmaps:
+            bitmaps[key] = np.packbits(self.unit_mask(namespaces), bitorder="little")
+        return bitmaps[key]
+
+    def lexical_for(self, namespaces: set[str] | None) -> list[tuple[Any, Any]]:
+        """The BM25 shards a search over `namespaces` reads: those of its namespaces (a build
+        from before shards were per namespace: all of them, which the caller filters)."""
+        shards = self.lexical()
+        if namespaces is None:
+            return shards
+        return [(r, u) for r, u in shards if r.namespace is None or r.namespace in namespaces]
+
+    def searched_units(self, namespaces: set[str] | None) -> int:
+        """How many units a search over `namespaces` reads."""
+        if self.searches_all(namespaces):
+            return self.n_units
+        shards = self.lexical_for(namespaces)
+        if shards and all(r.namespace is not None for r, _ in shards):
+            return sum(int(r.num_docs) for r, _ in shards)
+        return int(self.unit_mask(namespaces).sum())
+
+    def doc_freq(self, token: str, namespaces: set[str] | None = None) -> int:
+        """How many units of `namespaces` (None: every one) contain a token (summed over
+        their shards' sparse columns)."""
         if not hasattr(self, "_df"):
             from .bm25 import open_doc_freq
 
             self._df = open_doc_freq(str(self.build.path(A.LEXICAL)))
-        if self._df is not None:
+        if self._df is not None and (namespaces is None or all(
+                ns is not None for ns, _, _ in self._df)):
             import numpy as np
 
             from .bm25 import token_hash
 
-            hashes, dfs = self._df
             h = np.uint64(token_hash(token))
-            i = int(np.searchsorted(hashes, h))
-            return int(dfs[i]) if i < len(hashes) and hashes[i] == h else 0
+            total = 0
+            for ns, hashes, dfs in self._df:
+                if namespaces is not None and ns not in namespaces:
+                    continue
+                i = int(np.searchsorted(hashes, h))
+                total += int(dfs[i]) if i < len(hashes) and hashes[i] == h else 0
+            return total
         total = 0
-        for retriever, _units in self.lexical():
+        mask = None if namespaces is None else self.unit_mask(namespaces)
+        for retriever, units in self.lexical_for(namespaces):
             for token_id in retriever.ids_for([token]):
                 indptr = retriever.indptr
-                total += int(indptr[token_id + 1] - indptr[token_id])
+                a, b = int(indptr[token_id]), int(indptr[token_id + 1])
+                if mask is None or retriever.namespace is not None:
+                    total += b - a
+                else:  # a shard of several namespaces: count only the searched ones' units
+                    total += int(mask[units[retriever.indices[a:b]]].sum())
         return total
 
-    def notes_lexical(self) -> Any:
+    def notes_lexical(self) -> list[tuple[Any, Any]]:
+        """Whole-note BM25, one index per namespace: (SavedBM25, graph node of each row)."""
         if not hasattr(self, "_notes_lexical"):
             from .bm25 import SavedBM25
 
             path = self.build.path(A.LEXICAL_NOTES)
-            present = (path / "nodes.npy").exists()
-            self._notes_lexical = SavedBM25(str(path)) if present else False
-            self.notes_lexical_nodes = load_npy(path / "nodes.npy", mmap=False) \
-                if present else None
-        return self._notes_lexical
+            found = []
+            if (path / "nodes.npy").exists():  # a build from before they were per namespace
+                found.append(path)
+            elif path.exists():
+                found += sorted(p for p in path.glob("ns-*") if (p / "nodes.npy").exists())
+            self._notes_lexical = [(SavedBM25(str(p)), load_npy(p / "nodes.npy", mmap=False))
+                                   for p in found]
+        return self._notes_lexical  # type: ignore[no-any-return]
 
-    def notes_lexical_rows(self) -> dict[int, int] | None:
-        """Graph node → its row in the whole-note BM25 index (built once per index)."""
+    def notes_lexical_rows(self) -> dict[int, tuple[int, int]]:
+        """Graph node → (its index, its row) in the whole-note BM25 indexes (built once)."""
         if not hasattr(self, "_note_rows"):
-            nodes = self.notes_lexical_nodes if self.notes_lexical() else None
-            self._note_rows = None if nodes is None else {
-                int(n): i for i, n in enumerate(nodes.tolist())}
+            self._note_rows = {int(n): (g, i) for g, (_, nodes) in enumerate(self.notes_lexical())
+                               for i, n in enumerate(nodes.tolist())}
         return self._note_rows
 
     def lexical(self) -> list[tuple[Any, Any]]:

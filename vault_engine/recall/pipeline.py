@@ -76,7 +76,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
                             "graph only (run `alaya compile`)")
         else:
             try:
-                qvec = embedder.embed_query(dense_query(index, text))
+                qvec = embedder.embed_query(dense_query(index, text, namespaces))
             except AlayaError as exc:
                 warnings.append(f"embedder unavailable ({exc.message}): answered from BM25 "
                                 "and the graph only")
@@ -86,12 +86,12 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     rankings: list[list[tuple[int, float]]] = []
     cos: dict[int, float] = {}
     if qvec is not None:
-        vec = vector_ranking(index, qvec, k_search)
+        vec = vector_ranking(index, qvec, k_search, namespaces)
         cos = dict(vec)
         rankings.append(vec)
     lexical_scores = None
     if text and query.mode in ("hybrid", "bm25"):
-        lexical_scores = bm25_scores(index, text)
+        lexical_scores = bm25_scores(index, text, namespaces)
         rankings.append(bm25_ranking(lexical_scores, k_search))
     if settings.complete_scores and qvec is not None and lexical_scores is not None:
         rankings = complete_rankings(index, rankings, lexical_scores, qvec)
@@ -134,7 +134,7 @@ def recall(state_dir: Path, query: RecallQuery, *, embedder: Any = None,
     rerank = reranker is not None and bool(text) and not wanted
     shown = max(top_k, reranker.top_n) if rerank else top_k  # the reranker sees top_n
     ranked = rank(index, hits, qvec, wanted, shown, settings, current=wants_current(text), query=text,
-                  listing=intent.listing)
+                  listing=intent.listing, namespaces=namespaces)
     show_turns(index, ranked, fused, text, settings.other_speaker_factor,
                settings.asking_factor)
     nodes = [node_json(index, h) for h in ranked]

@@ -31,7 +31,8 @@ def wants_current(text: str) -> bool:
 
 def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[str],
          top_k: int, settings: RecallSettings, *, current: bool = False,
-         listing: bool = False, query: str = "") -> list[Hit]:
+         listing: bool = False, query: str = "",
+         namespaces: set[str] | None = None) -> list[Hit]:
     """The heuristic distance h = α·concept + β·relation + γ·depth for the hits that can be
     shown, their order (by score for a search, by h when navigating relations), then MMR.
 
@@ -50,7 +51,7 @@ def rank(index: RecallIndex, hits: dict[int, Hit], qvec: Any, wanted: Sequence[s
         if _superseded(index, hit):
             hit.score *= CURRENT_FACTOR if current else SUPERSEDED_FACTOR
     if current:
-        later = superseded_sessions(index, hits)
+        later = superseded_sessions(index, hits, namespaces)
         for node in later:
             hits[node].score *= CURRENT_FACTOR
         _demote_stale_cards(index, hits, later, query)
@@ -122,22 +123,26 @@ def diversify(index: RecallIndex, ranked: list[Hit], listing: bool) -> list[Hit]
     return fresh + repeats
 
 
-def superseded_sessions(index: RecallIndex, hits: dict[int, Hit]) -> dict[int, set[int]]:
+def superseded_sessions(index: RecallIndex, hits: dict[int, Hit],
+                        namespaces: set[str] | None = None) -> dict[int, set[int]]:
     """Sessions among the hits whose value a later session among the hits replaced: a card
     of the later one SUPERSEDES a card of the earlier one, and one of the two cards is itself
     a hit (the question is about that value). For "现在… / currently" the later session then
     ranks first, as its card does. Each earlier session maps to the cards of those pairs
-    (the superseding card and the one it supersedes)."""
+    (the superseding card and the one it supersedes). Only cards of `namespaces` (None: every
+    one) take part: another agent's card never demotes what the caller reads."""
     sessions = {n for n in hits if index.node_kind(n) == "session"}
     if len(sessions) < 2:
         return {}
     out: dict[int, set[int]] = {}
+    everything = index.searches_all(namespaces)
     for new_session in sessions:
         for card, rel, _ in index.neighbours(new_session, "in"):
-            if rel != "EXTRACTED_FROM":
+            if rel != "EXTRACTED_FROM" or not (everything or index.visible(card, namespaces)):
                 continue
             for old_card, rel2, _ in index.neighbours(card, "out"):
-                if rel2 != "SUPERSEDES" or (card not in hits and old_card not in hits):
+                if rel2 != "SUPERSEDES" or (card not in hits and old_card not in hits) or not (
+                        everything or index.visible(old_card, namespaces)):
                     continue
                 for s, rel3, _ in index.neighbours(old_card, "out"):
                     if rel3 == "EXTRACTED_FROM" and s in sessions and s != new_session:

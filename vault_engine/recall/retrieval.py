@@ -14,11 +14,23 @@ from .index import RecallIndex
 COMMON_TERM_RATIO = 0.35  # query words in more than this share of units leave the dense query
 
 
-def vector_ranking(index: RecallIndex, qvec: Any, k: int) -> list[tuple[int, float]]:
+def vector_ranking(index: RecallIndex, qvec: Any, k: int,
+                   namespaces: set[str] | None = None) -> list[tuple[int, float]]:
+    """The best `k` units by cosine among the units of `namespaces` (None: every one): the
+    search itself skips the others (a FAISS ID selector), so the cut at `k` is made among
+    what the caller may read and no other agent's vectors push a unit out of it."""
     import numpy as np
 
     out: list[tuple[int, float]] = []
     q = np.asarray(qvec, dtype=np.float32).reshape(1, -1)
+    params = None
+    if not index.searches_all(namespaces):
+        import faiss
+
+        bitmap = index.unit_bitmap(namespaces)
+        selector = faiss.IDSelectorBitmap(index.n_units, faiss.swig_ptr(bitmap))
+        params = faiss.SearchParameters()
+        params.sel = selector
     for tier in ("HOT", "WARM"):
         idx = index.vectors(tier)
         if idx is None or idx.ntotal == 0:
@@ -26,30 +38,37 @@ def vector_ranking(index: RecallIndex, qvec: Any, k: int) -> list[tuple[int, flo
         if idx.d != q.shape[1]:
             raise NotCompiledError(f"the query vector has {q.shape[1]} dimensions, the index "
                                    f"{idx.d}", fix="compile again with the current embedder")
-        scores, ids = idx.search(q, min(k, idx.ntotal))
+        scores, ids = idx.search(q, min(k, idx.ntotal), params=params) if params is not None \
+            else idx.search(q, min(k, idx.ntotal))
         out += [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
     out.sort(key=lambda x: -x[1])
     return out[:k]
 
 
-def bm25_scores(index: RecallIndex, text: str) -> Any:
-    """BM25 score of every unit for `text` (None when nothing in the query is indexed)."""
+def bm25_scores(index: RecallIndex, text: str, namespaces: set[str] | None = None) -> Any:
+    """BM25 score of every unit for `text` (None when nothing in the query is indexed), from
+    the shards of `namespaces` only (None: every one) — each scored by its own namespace's
+    statistics; every other unit scores 0."""
     import numpy as np
 
     from vault_engine.text.glossary import expand
     from vault_engine.text.tokens import tokenize
 
-    shards = index.lexical()
+    shards = index.lexical_for(namespaces)
     tokens = expand(tokenize(text))  # Chinese words ↔ English words: cross-lingual questions
     if not shards or not tokens:
         return None
     scores = np.zeros(index.n_units, dtype=np.float32)
     found = False
+    mixed = False
     for retriever, units in shards:
         ids = retriever.ids_for(tokens)
         if ids:
             scores[units] = retriever.get_scores(ids)
             found = True
+            mixed = mixed or retriever.namespace is None
+    if found and mixed and namespaces is not None:  # a build of mixed shards: keep the scope's
+        scores[~index.unit_mask(namespaces)] = 0.0
     return scores if found else None
 
 
@@ -64,54 +83,65 @@ def bm25_ranking(scores: Any, k: int) -> list[tuple[int, float]]:
                   key=lambda x: -x[1])
 
 
-def note_bm25_scores(index: RecallIndex, text: str) -> Any:
-    """BM25 over whole notes (a session as one document), scaled 0–1: a session whose turns
-    together cover the query's words, even if no single turn does."""
+def note_bm25_scores(index: RecallIndex, text: str, namespaces: set[str] | None = None) -> Any:
+    """BM25 over whole notes (a session as one document), scaled 0–1 by the best note of the
+    searched namespaces (None: every one): a session whose turns together cover the query's
+    words, even if no single turn does."""
 
     from vault_engine.text.tokens import tokenize
 
-    retriever = index.notes_lexical()
-    if not retriever:
+    groups = index.notes_lexical()
+    if not groups:
         return {}
-    ids = retriever.ids_for(tokenize(text))
-    if not ids:
-        return {}
-    scores = retriever.get_scores(ids)
-    top = float(scores.max()) if len(scores) else 0.0
+    tokens = tokenize(text)
+    scores: list[Any] = []
+    top = 0.0
+    for retriever, nodes in groups:
+        ns = retriever.namespace
+        ids = retriever.ids_for(tokens) if namespaces is None or ns is None \
+            or ns in namespaces else []
+        got = retriever.get_scores(ids) if ids else None
+        if got is not None and ns is None and namespaces is not None:
+            import numpy as np
+
+            got = np.where([index.visible(int(n), namespaces) for n in nodes.tolist()], got, 0.0)
+        scores.append(got)
+        if got is not None and len(got):
+            top = max(top, float(got.max()))
     if top <= 0:
         return {}
-    rows = index.notes_lexical_rows()
-    if rows is None:
-        return {}
-    return _Scaled(scores, rows, top)
+    return _Scaled(scores, index.notes_lexical_rows(), top)
 
 
 class _Scaled:
     """A note's whole-note BM25 scaled 0–1, looked up only for the notes that are candidates
     (building a dict over every matching note costs more than the rest of the scoring)."""
 
-    def __init__(self, scores: Any, rows: dict[int, int], top: float) -> None:
+    def __init__(self, scores: list[Any], rows: dict[int, tuple[int, int]], top: float) -> None:
         self.scores, self.rows, self.top = scores, rows, top
 
     def get(self, node: int, default: float = 0.0) -> float:
-        row = self.rows.get(node)
-        return default if row is None else float(self.scores[row]) / self.top
+        where = self.rows.get(node)
+        if where is None or self.scores[where[0]] is None:
+            return default
+        return float(self.scores[where[0]][where[1]]) / self.top
 
 
-def dense_query(index: RecallIndex, text: str) -> str:
+def dense_query(index: RecallIndex, text: str, namespaces: set[str] | None = None) -> str:
     """The query without words that nearly every unit contains (speaker names at the start of
     every turn, a project's own name): they pull every passage equally close and drown what
-    the question is about. BM25 weighs them down by itself; the dense side cannot."""
+    the question is about. BM25 weighs them down by itself; the dense side cannot. Counted
+    over the units of `namespaces` (None: every one), the ones the search reads."""
     from vault_engine.text.tokens import tokenize
 
-    if not index.lexical():
+    if not index.lexical_for(namespaces):
         return text
-    n = max(1, index.n_units)
+    n = max(1, index.searched_units(namespaces))
     words = re.findall(r"[\w'’-]+|[^\w\s]", text)
     kept = []
     for word in words:
         toks = tokenize(word)
-        common = any(index.doc_freq(t) / n > COMMON_TERM_RATIO for t in toks)
+        common = any(index.doc_freq(t, namespaces) / n > COMMON_TERM_RATIO for t in toks)
         if not common:
             kept.append(word)
     out = " ".join(kept).strip()

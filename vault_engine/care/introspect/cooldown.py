@@ -25,7 +25,8 @@ def tier_inputs(index: VaultIndex, now: dt.datetime,
         created = n.created if isinstance(n, Card) else getattr(n, "started", None)
         out.append(tier_input(n.id or f"path:{n.path}", created, seen.get(n.path), now,
                               pinned=isinstance(n, Card) and bool(n.pinned),
-                              volatile=n.meta.get("volatile") is True))
+                              volatile=n.meta.get("volatile") is True,
+                              namespace=n.namespace))
     return out
 
 
