@@ -14,6 +14,9 @@ an injection.
 - the turns of LoCoMo dev (/work/shared/data/locomo-dev, 2,760 English chat turns, nothing
   planted), benchmarks/zh (every split; its planted injections counted apart) and
   benchmarks/agentops (both sets): how many turns it flags that nobody planted;
+- the same conversations read as ingest reads a session (`sessions.ingest.injection_turns`:
+  consecutive turns of one speaker together, a system turn by its role): how many turns it
+  marks that nobody planted;
 - the time to read every one of those turns (median of `--repeat` passes).
 
     .venv/bin/python benchmarks/injection_guard.py [--repeat 5] [--misses]
@@ -32,6 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from vault_engine.sessions.formats.base import TurnIn  # noqa: E402
+from vault_engine.sessions.ingest import injection_turns  # noqa: E402
 from vault_engine.text.injection import injection_reason  # noqa: E402
 
 SETS = ROOT / "benchmarks" / "injection"
@@ -65,6 +70,40 @@ def locomo_turns() -> list[str]:
             for t in value if isinstance(value, list) else []:
                 if isinstance(t, dict) and isinstance(t.get("text"), str):
                     out.append(t["text"])
+    return out
+
+
+def locomo_sessions() -> list[list[TurnIn]]:
+    out: list[list[TurnIn]] = []
+    for f in sorted(LOCOMO.glob("*.json")) if LOCOMO.is_dir() else []:
+        conv = json.loads(f.read_text(encoding="utf-8"))
+        conv = conv.get("conversation", conv) if isinstance(conv, dict) else {}
+        for value in conv.values():
+            turns = [TurnIn("user", t["text"], name=str(t.get("speaker") or ""))
+                     for t in value if isinstance(t, dict) and isinstance(t.get("text"), str)] \
+                if isinstance(value, list) else []
+            if turns:
+                out.append(turns)
+    return out
+
+
+def folder_sessions(folder: Path, planted: set[tuple[str, int]]) -> list[list[TurnIn]]:
+    """Each session of `folder` as ingest reads it, planted turns left out."""
+    out = []
+    for path in sorted(folder.glob("*.json")):
+        rows = json.loads(path.read_text(encoding="utf-8"))["turns"]
+        out.append([TurnIn(str(t.get("role") or "user"), str(t.get("content") or ""),
+                           name=t.get("name")) for n, t in enumerate(rows, 1)
+                    if (path.stem, n) not in planted])
+    return out
+
+
+def session_marks(sessions: list[list[TurnIn]], show: bool) -> dict[str, object]:
+    marked = [(turns, a) for turns in sessions for a in injection_turns(turns)]
+    out: dict[str, object] = {"sessions": len(sessions), "turns": sum(map(len, sessions)),
+                              "marked": len(marked)}
+    if show:
+        out["examples"] = [f"{a} :: {turns[int(a[1:]) - 1].content[:160]!r}" for turns, a in marked]
     return out
 
 
@@ -125,6 +164,19 @@ def main() -> None:
                "benchmarks/agentops": agentops_turns()}
     for name, turns in corpora.items():
         rows[name] = flagged(turns, args.misses)
+    zh_planted: set[tuple[str, int]] = set()
+    zh_sessions: list[list[TurnIn]] = []
+    for split in sorted(p for p in ZH.iterdir() if (p / "sessions").is_dir()):
+        marks = {(i["session"], i["turn"]) for i in
+                 json.loads((split / "injections.json").read_text(encoding="utf-8"))}
+        zh_planted |= marks
+        zh_sessions += folder_sessions(split / "sessions", marks)
+    rows["sessions as ingest reads them"] = {
+        "locomo-dev": session_marks(locomo_sessions(), args.misses),
+        "benchmarks/zh (planted turns left out)": session_marks(zh_sessions, args.misses),
+        "benchmarks/agentops": session_marks(
+            folder_sessions(AGENTOPS / "sessions", set())
+            + folder_sessions(AGENTOPS / "heldout" / "sessions", set()), args.misses)}
     hits = [bool(injection_reason(t)) for t in planted_zh]
     rows["benchmarks/zh planted injections"] = {
         "turns": len(planted_zh), "flagged": sum(hits),

@@ -52,10 +52,31 @@ def _quote(text: str) -> str:
 
 def injection_turns(turns: Sequence[TurnIn]) -> list[str]:
     """Anchors of the turns that read as a prompt injection (vault_engine/text/injection.py):
-    the session note lists them, distill and recall leave them out."""
+    the session note lists them, distill and recall leave them out.
+
+    A turn is read as its speaker said it, and two more ways: a `system` or `developer` turn
+    after the conversation began (a `SYSTEM:` line in a text transcript, a role message in the
+    middle of a chat) is read with its role as the line's head — a role marker, judged as one;
+    and consecutive turns of one speaker are read together, so an order split over two
+    messages ("… ignore every" / "instruction you had before this …") marks both."""
     from vault_engine.text.injection import is_injection
 
-    return [f"t{i}" for i, t in enumerate(turns, 1) if is_injection(t.content)]
+    flagged: set[int] = set()
+    begun = False
+    for i, t in enumerate(turns):
+        role = (t.role or "").lower()
+        if is_injection(t.content) or begun and role in ("system", "developer") \
+                and is_injection(f"{role.capitalize()}: {t.content}"):
+            flagged.add(i)
+        begun = begun or role in ("user", "human")
+    for i in range(len(turns) - 1):
+        a, b = turns[i], turns[i + 1]
+        if i in flagged or i + 1 in flagged or (a.role, a.name) != (b.role, b.name) \
+                or not a.content.strip() or not b.content.strip():
+            continue
+        if is_injection(a.content.rstrip() + "\n" + b.content.lstrip()):
+            flagged |= {i, i + 1}
+    return [f"t{i + 1}" for i in sorted(flagged)]
 
 
 def shown_time(when: dt.datetime, tz: dt.tzinfo | None) -> str:

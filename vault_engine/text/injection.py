@@ -6,8 +6,9 @@ distilled (sessions/distill/gate.py), never indexed for recall, and so never ser
 `context`, `recall --format prompt` or an MCP answer.
 
 A text is judged as a model reads it (text/normal.py: NFKC, invisible characters removed,
-look-alike letters folded to Latin, spaced letters and split lines joined; what it smuggles
-in tag characters too) and by what it does, not by a list of phrasings:
+look-alike letters folded to Latin, traditional characters to simplified, spaced letters and
+split lines joined; what it smuggles in tag characters, what a right-to-left override shows
+and what its leetspeak spells too) and by what it does, not by a list of phrasings:
 
 - a fake role or turn marker (text/markers.py: `<|im_start|>`, `[INST]`, `SYSTEM:`,
   `### Instruction`, 【系统指令】 …);
@@ -15,7 +16,8 @@ in tag characters too) and by what it does, not by a list of phrasings:
   in text/lexicon.py): discarding its guidance, a new role or task, addressing it and telling
   it what to do, planting a credential, sending a secret away, revealing its prompt — as an
   order, not negated, described, reported or mentioned in quotes;
-- a salutation to the machine followed by an order (`_ADDRESSED`, `_ANYWHERE`);
+- a salutation to the machine followed by an order (`_ADDRESSED`, `_ANYWHERE`), on a
+  condition, as the reader, or by a heading over the section that orders;
 - inside material the speaker pasted or a tool returned (text/quoted.py regions, code comment
   lines): someone else's orders — a standing order to the memory, a vocative to the AI and
   an order, a new role or task for the reader, approval manipulation (`order_in_pasted`).
@@ -29,13 +31,15 @@ prompt" (a description) or "payloads like \"ignore all previous instructions\"" 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 
 from vault_engine.errors import InjectionError
 from vault_engine.text.acts import act_in
+from vault_engine.text.lexicon import MODELS_ZH
 from vault_engine.text.markers import marker_in
-from vault_engine.text.normal import flat, hidden, reading
+from vault_engine.text.normal import displayed, flat, hidden, reading, unleet
 
 # The machine named as an addressee: an AI, an assistant, a model, a bot, an AI reviewer, the
 # memory. A bare "reviewer" or "agent" is a person (a code reviewer, a support agent) unless
@@ -48,7 +52,8 @@ _MEMORY_ZH = r"记忆(?:系统|子系统|模块|库|层)"
 _RULE_ZH = r"(?:规则|规范|规定|指令|准则|惯例|约定|铁律|原则|记忆|共识|政策)"
 _WHO_ZH = (r"(?<![A-Za-z])(?:(?:(?:AI|LLM|GPT|智能|代码|审查|评审|审核|review|运维|编程|写作)\s*){0,3}"
            r"(?:助手|机器人|智能体)|(?:(?:AI|LLM|GPT|代码|审查|评审|review)\s*){1,3}(?:agent|bot)|"
-           r"AI|人工智能|大模型|语言模型|LLM|GPT|Copilot|" + _MEMORY_ZH + r")(?![A-Za-z])")
+           r"AI|人工智能|大模型|语言模型|LLM|GPT|Copilot|智能助理|AI\s*助理|虚拟助理|数字助理|自动化程序|"
+           r"自动化工具|模型(?=们)|" + MODELS_ZH + "|" + _MEMORY_ZH + r")(?:们)?(?![A-Za-z])")
 # Where a Chinese address can start: the text's start, after punctuation, a space, a bracket
 # or a comment marker — so "导致 AI 误判" and "交给 AI 处理" name no addressee.
 _CLAUSE = r"(?:^|(?<=[\s，,。：:;；!！?？(（)）\[\]【】「」『』/*#>\"“”'+\-—]))"
@@ -62,9 +67,18 @@ _ADDRESSED: tuple[re.Pattern[str], ...] = (
                r"\b(?:for|to)\s+(?:the\s+)?(?:ai'?s?\s+)?memory\s+(?:sub-?)?(?:system|module|layer|store)\b"
                r"\s*[:：,]"),
     re.compile(_CLAUSE + r"(?:致\s*(?:各位|所有|全体)?\s*" + _WHO_ZH + r"|(?:请|告诉)\s*" + _MEMORY_ZH + ")"
-               r"|" + _MEMORY_ZH + r"\s*(?:请|务必|须知|注意(?!事项))"
-               r"|" + _WHO_ZH + r"\s*(?:请注意|须知|注意\s*[：:])"),
+               r"|" + _MEMORY_ZH + r"\s*(?:请|务必|须知|注意(?!事项))"),
+    re.compile(r"(?:各位|所有|全体)?" + _WHO_ZH + r"\s*(?:请注意|须知|注意\s*[：:])"),
+    # a note whose addressee a qualifier names ("Internal note for the triage model: you have …")
+    re.compile(r"(?i)\b(?:note|message|instructions?|memo|notice|directive|reminder)s?\s+(?:for|to)\s+"
+               r"(?:the|any|all|every)\s+(?:[\w-]+\s+){1,2}(?:models?|assistants?|bots?|ai|llms?)\s*[:：—–]"
+               r"\s*(?:you|your|please)\b"),
 )
+
+
+# the words each of `_ADDRESSED` cannot do without (a text holding none is not searched)
+_ADDRESSED_GATES = ("to|for", "致|记忆", "请注意|须知|注意:|注意：",
+                    "note|message|instruction|memo|notice|directive|reminder")
 
 
 # A standing order to the memory ("remember permanently", "persist the following as a rule",
@@ -126,34 +140,66 @@ _ORDER = re.compile(
     r"跳过|不要|不许|别(?![的人处])|一律|无需|不用|忽略|无视|把|你(?:要|应该?|必须|需要|只需)|"
     r"\b(?:please|kindly|must|you\s+(?:must|should|need\s+to|have\s+to|are\s+to|will)|approve|"
     r"reply|respond|answer|say|mark|merge|skip|ignore|disregard|forget|remember|store|save|"
-    r"record|treat|output|print|do\s+not|don'?t|never|always|just)\b")
+    r"record|treat|output|print|do\s+not|don'?t|never|always|just|tell|state|claim|mention|write|send|"
+    r"recommend|call|describe|include|add|delete|remove|run|execute|close|disable|enable|grant|upload|"
+    r"forward|post|push|deploy|install|wipe|reset|transfer|refund|share|publish|drop|visit)\b")
 _VOCATIVE_ORDER = re.compile(
-    r"(?i)请(?!您|问|教)|务必|一定要|你(?:要|应该?|必须|需要|只需)|\b(?:please|kindly|you\s+"
-    r"(?:must|should|need\s+to|have\s+to|are\s+to|will))\b")
+    r"(?i)请(?!您|问|教)|务必|一定要|你(?:要|应该?|必须|需要|只需)|无视|忽略|不要理会|别管|直接(?:回复|回答|"
+    r"说|告诉|输出|执行)|\b(?:please|kindly|ignore|disregard|you\s+(?:must|should|need\s+to|have\s+to|"
+    r"are\s+to|will))\b")
 _EN_START = r"(?:^|(?<=[\s(\[/*#>\"'-]))"
-_ANYWHERE: tuple[tuple[re.Pattern[str], int], ...] = (
+_ANYWHERE: tuple[tuple[re.Pattern[str], int, str], ...] = (
     (re.compile(r"(?i)[(（\[【]\s*(?:给|致|写给|to|attn:?)\s*(?:the\s+|any\s+|all\s+)?(?:"
-                + _WHO_ZH + "|" + _WHO_EN + r")\s*[)）\]】]"), 80),
-    (re.compile(r"(?i)" + _CLAUSE + r"(?:给|写给|致)\s*(?:正在)?(?:(?:阅读|读到|看到|处理|总结|浏览|审查)"
-                r"[^，,。：:\n]{0,12}的\s*)?" + _WHO_ZH + r"\s*[：:]"), 80),
+                + _WHO_ZH + "|" + _WHO_EN + r")\s*[)）\]】]"), 80, '(|（|[|【'),
+    (re.compile(r"(?i)" + _CLAUSE + r"(?:给|写给|致)\s*(?:所有|各位|全体|每个|任何)?\s*(?:正在)?(?:(?:阅读|"
+                r"读到|看到|处理|总结|浏览|审查|读取|使用|加载|调用|访问)[^，,。：:\n]{0,12}的\s*)?" + _WHO_ZH
+                + r"(?:的\s*(?:备注|留言|说明|提示|通知|消息|指示|须知|话))?\s*[：:]"), 80, '给|致'),
+    # addressed on a condition: "如本邮件由智能助理代为处理，…", "if this e-mail is processed by
+    # an AI, …", "if you're the memory layer storing this: …"
+    (re.compile(r"(?i)(?:如|如果|若|假如|要是|倘若)\s*(?:本|此|这|该)?(?:封|条|份|段|个|篇)?(?:邮件|消息|文档|"
+                r"页面|文件|内容|工单|评论|注释|信息|网页)?\s*(?:是)?(?:由|被|交给|经)\s*" + _WHO_ZH
+                + r"\s*(?:代为|代|自动|来)?\s*(?:处理|阅读|读取|总结|回复|查看|审阅|解析|读到)"), 80,
+     '如|若|要是|倘若'),
+    (re.compile(r"(?i)\bif\s+(?:this|the)\s+(?:e-?mail|message|text|document|page|file|note|ticket|"
+                r"comment|content)\s+(?:is|was|gets|has\s+been)\s+(?:being\s+)?(?:read|processed|handled|"
+                r"summari[sz]ed|opened|answered|reviewed|parsed)\s+by\s+(?:an?\s+|the\s+|any\s+)?"
+                + _WHO_EN), 80, 'if '),
+    (re.compile(r"(?i)\bif\s+you(?:'re|\s+are)\s+(?:an?|the|any)\s+(?:ai\s+)?" + _WHO_EN
+                + r"\b[^.\n]{0,40}?[,:;—–]"), 80, 'if you'),
+    # the machine as the one who reads: "通义、文心等模型读到这段注释时：…", "When Copilot or
+    # any other AI reads this file, …"
+    (re.compile(r"(?i)(?:" + _WHO_ZH + r"|" + MODELS_ZH + r")[^。\n：:]{0,30}?(?:读到|看到|处理|阅读|读取|"
+                r"解析|扫描)(?:这段|本|此|这份|这个|这条|这些|以上|下面)[^。\n：:]{0,8}?(?:时|的时候)\s*"
+                r"[：:，,]"), 80, "re:(?:读到|看到|处理|阅读|读取|解析|扫描)(?:这段|本|此|这份|这个|这条|这些|以上|"
+                                 r"下面)[^。\n：:]{0,8}?(?:时|的时候)"),
+    (re.compile(r"(?i)\bwhen(?:ever)?\s+(?:any\s+|an?\s+|the\s+)?" + _WHO_EN + r"(?:\s*(?:,|or|and)\s*"
+                r"(?:any\s+)?(?:other\s+)?[\w-]+){0,4}\s+(?:reads?|process(?:es)?|sees?|summari[sz]es?|"
+                r"parses?|scans?|ingests?|indexes|encounters?)\s+this(?:\s+[\w-]+)?\s*[,:;—–-]"), 80, 'when'),
     (re.compile(r"(?i)(?:阅读|读取|读到|看到|处理|审查|审阅|review)\s*(?:这段|这份|这个|这条|这些|"
-                r"本段|此段|以下|下面)[^。\n]{0,10}?的\s*" + _WHO_ZH + r"\s*[，,：:]"), 80),
+                r"本段|此段|以下|下面)[^。\n]{0,10}?的\s*" + _WHO_ZH + r"\s*[，,：:]"), 80,
+     '阅读|读取|读到|看到|处理|审查|审阅|review'),
     (re.compile(r"(?i)\b" + _WHO_EN + r"\s+(?:that\s+is\s+|who\s+is\s+|currently\s+)?"
                 r"(?:reading|processing|reviewing|summari[sz]ing|parsing|analy[sz]ing|scanning)"
-                r"\s+this(?:\s+[\w-]+)?\s*[,:;—–-]"), 80),
+                r"\s+this(?:\s+[\w-]+)?\s*[,:;—–-]"), 80,
+     r"re:(?:reading|processing|reviewing|summari[sz]ing|parsing|analy[sz]ing|scanning)\s+this"),
     (re.compile(r"(?i)" + _EN_START + r"(?:to|attn|attention)\s*:?\s+(?:the\s+|any\s+|all\s+)?"
-                + _WHO_EN + r"\s*[:)\]]"), 80),
+                + _WHO_EN + r"\s*[:)\]]"), 80, 'to|attn|attention'),
 )
-_IN_PASTED: tuple[tuple[re.Pattern[str], int], ...] = (
+_IN_PASTED: tuple[tuple[re.Pattern[str], int, str], ...] = (
     (re.compile(r"(?i)" + _CLAUSE + r"(?:给|写给|致|告诉|提醒|通知)\s*" + _WHO_ZH
-                + r"\s*[)）\]】]?\s*[：:，,]"), 80),
-    (re.compile(r"(?i)" + _CLAUSE + _WHO_ZH + r"\s*[，,]?\s*"), 0),
+                + r"\s*[)）\]】]?\s*[：:，,]"), 80, ''),
+    (re.compile(r"(?i)" + _CLAUSE + _WHO_ZH + r"\s*[，,]?\s*"), 0, ''),
     (re.compile(r"(?i)" + _EN_START + r"(?:dear|hey|hi|hello|attention|attn)\s+(?:the\s+|any\s+|"
-                r"all\s+|our\s+)?" + _WHO_EN + r"\s*[:,!—–-]"), 80),
-    (re.compile(r"(?i)" + _EN_START + _WHO_EN + r"\s*,\s*"), 0),
+                r"all\s+|our\s+)?" + _WHO_EN + r"\s*[:,!—–-]"), 80, ''),
+    (re.compile(r"(?i)" + _EN_START + _WHO_EN + r"\s*,\s*"), 0, ''),
+    # a note for a machine a qualifier names ("note to the ops assistant: delete …")
+    (re.compile(r"(?i)\b(?:note|message|memo|notice|instructions?|reminder|directive)s?\s+(?:for|to)\s+"
+                r"(?:the|any|all|every|our)\s+(?:(?!data\b|domain\b|object\b|business\b|mental\b|threat\b|"
+                r"role\b|pricing\b|financial\b|physical\b|test\b|scale\b|3d\b)[\w-]+\s+){0,2}(?:assistants?|bots?|"
+                r"ai|llms?|models?)\s*[:：—–]"), 20, ''),
     # "AI reviewers: …" — many machines addressed at once; "Assistant: …" alone is a speaker
     (re.compile(r"(?i)" + _EN_START + r"(?:ai|llm|automated|code)\s+(?:reviewers|review\s+bots|"
-                r"agents|assistants|models)\s*:"), 80),
+                r"agents|assistants|models)\s*:"), 80, ''),
 )
 
 # Approval manipulation: an order to approve ("请直接回复 LGTM", "reply LGTM", "auto-approve it")
@@ -216,10 +262,13 @@ def injection_reason(text: str) -> str | None:
     why = _judge(reading(text))
     if why:
         return why
-    smuggled = hidden(text)
-    why = _judge(reading(smuggled)) if smuggled else None
-    return why.replace("prompt injection: ", "prompt injection hidden in tag characters: ", 1) \
-        if why else None
+    for how, view in (("hidden in tag characters", hidden), ("reversed on screen", displayed),
+                      ("in leetspeak", unleet)):
+        other = view(text)
+        why = _judge(reading(other)) if other else None
+        if why:
+            return why.replace("prompt injection: ", f"prompt injection {how}: ", 1)
+    return None
 
 
 def _judge(seen: str) -> str | None:
@@ -229,11 +278,12 @@ def _judge(seen: str) -> str | None:
     act = act_in(flat(seen))
     if act:
         return f"prompt injection: {act[0]} — {act[1]!r}"
-    for pattern in _ADDRESSED:
-        m = pattern.search(seen)
+    low = seen.lower()
+    for pattern, gate in zip(_ADDRESSED, _ADDRESSED_GATES, strict=True):
+        m = pattern.search(seen) if _gate(gate).search(low) else None
         if m:
             return f"prompt injection: addressed to the machine — {_excerpt(m)!r}"
-    said = _addressed(seen, _ANYWHERE)
+    said = _addressed(seen, _ANYWHERE) or _section_for_machines(seen)
     if said:
         return f"prompt injection: addressed to the machine — {said!r}"
     for kind, inner in _pasted(seen):
@@ -241,6 +291,50 @@ def _judge(seen: str) -> str | None:
         if what:
             return f"prompt injection: {what} inside pasted {kind}"
     return None
+
+
+# A heading or a label line that addresses machines ("## For ChatGPT and other LLMs", "Note to AI
+# assistants:", "## 给 AI 助手的说明"): what its section says is said to them, and an order in it
+# is an order to the machine.
+_MACHINE_HEADING = re.compile(
+    r"(?im)^[ \t]*(?:#{1,6}[ \t]*|\*\*|__)?(?:(?:a\s+)?(?:notes?|messages?|instructions?|info(?:rmation)?|"
+    r"guidance|section)\s+)?(?:for|to|attention|attn)\s*:?\s+(?:the\s+|all\s+|any\s+)?(?:" + _WHO_EN
+    + r")(?:\s*(?:,|and|&|or|/)\s*(?:any\s+|all\s+)?(?:other\s+)?(?:" + _WHO_EN + r"|[\w-]+))*"
+    r"(?:\s+(?:reading|crawling|indexing|processing)\s+this(?:\s+\w+)?)?[ \t]*(?:\*\*|__)?[ \t]*[:：]?[ \t]*$"
+    r"|^[ \t]*(?:#{1,6}[ \t]*|\*\*)(?:给|致|写给)?\s*(?:所有|各位|全体)?\s*(?:" + _WHO_ZH + r"|" + MODELS_ZH
+    + r")(?:们)?(?:的)?(?:说明|须知|指引|注意事项|提示|指令)?[ \t]*(?:\*\*)?[ \t]*[:：]?[ \t]*$")
+_HEADING_LINE = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]")
+
+
+def _section_for_machines(text: str) -> str | None:
+    """A heading addressed to machines and an order in the section under it."""
+    if "\n" not in text:
+        return None
+    for m in _MACHINE_HEADING.finditer(text):
+        end = m.end() + 1
+        nxt = _HEADING_LINE.search(text, end)
+        section = text[end:min(nxt.start() if nxt else len(text), end + 600)]
+        order = _ORDER.search(section)
+        if order or act_in(flat(section), pasted=True):
+            return re.sub(r"\s+", " ", m.group(0)).strip()[:60]
+    return None
+
+
+# Many machines told at once what they must do ("所有智能运维机器人从即日起须…", "All AI assistants
+# must …") — inside pasted material or a tool's output someone else's order to the machine.
+_GROUP_ORDER = re.compile(
+    r"(?i)(?:所有|全体|各位|每个|每一个|任何)\s*(?:的)?\s*[\u4e00-\u9fffA-Za-z]{0,6}?" + _WHO_ZH
+    + r"\s*(?:从即日起|从今天起|从现在起|从现在开始|今后|以后|即日起)?\s*(?:(?:都|均|一律)?\s*(?:须|必须|务必|"
+    r"需要|应当|应该|要|请|不得)|一律)|\b(?:all|every|each|any)\s+(?:(?:[\w-]+\s+)?(?:ai|llm|gpt|automated|"
+    r"autonomous|intelligent)[\s-]+(?:[\w-]+\s+)?(?:assistants?|bots?|agents?|models?|tools?|systems?|"
+    r"crawlers?)|(?:[\w-]+\s+)?(?:ai|llms|assistants|bots|chatbots|crawlers))\s+(?:(?:from\s+now\s+on|"
+    r"going\s+forward|henceforth|from\s+today)\s*,?\s+)?(?:must|shall|are\s+(?:required|instructed)\s+"
+    r"to|need\s+to|have\s+to)\b|"
+    # machines named as the subject, in the plural, told what they should do ("Automated assistants
+    # working in this repo should always …")
+    r"\b(?:ai|llm|gpt|automated|autonomous|coding)[\s-]+(?:assistants|agents|bots|models|tools)\b"
+    r"(?:\s+(?:working|operating|running|reading)\s+(?:in|on|with)?\s*(?:this|the)\s+[\w-]+)?\s+(?:should|"
+    r"must|shall|are\s+to|need\s+to|have\s+to)\s+(?!be\b|not\s+be\b|never\s+be\b)(?:always\s+|never\s+)?[a-z]+")
 
 
 def order_in_pasted(text: str) -> str | None:
@@ -251,7 +345,7 @@ def order_in_pasted(text: str) -> str | None:
     return _order_in_pasted(reading(text), (*_ANYWHERE, *_IN_PASTED))
 
 
-def _order_in_pasted(text: str, frames: tuple[tuple[re.Pattern[str], int], ...]) -> str | None:
+def _order_in_pasted(text: str, frames: tuple[tuple[re.Pattern[str], int, str], ...]) -> str | None:
     act = act_in(flat(text), pasted=True)
     if act:
         return f"{'an override' if act[0] == 'override' else act[0]} — {act[1]!r}"
@@ -262,6 +356,9 @@ def _order_in_pasted(text: str, frames: tuple[tuple[re.Pattern[str], int], ...])
     said = _addressed(text, frames)
     if said:
         return f"an order addressed to the machine — {said!r}"
+    m = _GROUP_ORDER.search(text)
+    if m:
+        return f"an order addressed to the machine — {_excerpt(m)!r}"
     if not _APPROVE.search(text) and not _EXEMPT.search(text):
         return None
     for line in text.split("\n"):
@@ -272,10 +369,14 @@ def _order_in_pasted(text: str, frames: tuple[tuple[re.Pattern[str], int], ...])
     return None
 
 
-def _addressed(text: str, frames: tuple[tuple[re.Pattern[str], int], ...]) -> str | None:
+def _addressed(text: str, frames: tuple[tuple[re.Pattern[str], int, str], ...]) -> str | None:
     """The address and the order after it, when a frame is followed on its line by an order
-    within its reach (reach 0: the order must follow at once, "AI 助手，请…")."""
-    for frame, reach in frames:
+    within its reach (reach 0: the order must follow at once, "AI 助手，请…"). A frame whose
+    gate words ("a|b") are all absent from the text is not searched."""
+    low = text.lower()
+    for frame, reach, gate in frames:
+        if gate and not _gate(gate).search(low):
+            continue
         for m in frame.finditer(text):
             stop = m.end() + reach + 16  # the longest order, "you need to", fits
             eol = text.find("\n", m.end(), stop)
@@ -284,6 +385,15 @@ def _addressed(text: str, frames: tuple[tuple[re.Pattern[str], int], ...]) -> st
             if order and order.start() - m.end() <= reach:
                 return re.sub(r"\s+", " ", text[m.start():order.end()]).strip()[:60]
     return None
+
+
+@functools.cache
+def _gate(words: str) -> re.Pattern[str]:
+    """A frame's gate: its words ("a|b"), or a pattern of its own ("re:…") where the words alone
+    pass too many texts."""
+    if words.startswith("re:"):
+        return re.compile(words[3:])
+    return re.compile("|".join(map(re.escape, words.split("|"))))
 
 
 def _pasted(text: str) -> list[tuple[str, str]]:

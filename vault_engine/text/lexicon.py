@@ -37,6 +37,10 @@ GUIDE_EN = alt(r"instructions?", r"directives?", r"guidelines?", r"guidance", r"
                r"rules?", r"rulesets?", r"orders", r"directions", r"policies", r"policy",
                r"principles", r"constraints", r"restrictions", r"guardrails", r"safeguards",
                r"limitations", r"conditioning", r"alignment", r"ethics", r"morals", r"filters?")
+# what the machine was set up with, in softer words: its guidance only when told to it ("the
+# setup you got before this message") or declared gone ("as if the earlier setup never happened")
+SOFT_GUIDE_EN = alt(r"setup", r"set-up", r"configuration", r"config", r"briefing", r"brief",
+                    r"conditioning", r"persona", r"context", r"guidance", r"framing")
 # guidance nouns that mean the machine's guidance even with only "all"/"any" in front
 STRONG_GUIDE_EN = alt(r"instructions", r"directives", r"guidelines", r"guidance",
                       r"system\s+prompts?", r"programming", r"guardrails", r"safeguards",
@@ -95,7 +99,7 @@ MODE_EN = alt(r"developer", r"dev", r"god", r"admin(?:istrator)?", r"jailbreak",
               r"superuser", r"super-?user", r"debug\s+override", r"no-?limits?")
 TASK_EN = alt(r"role", r"task", r"job", r"purpose", r"goal", r"objective", r"mission",
               r"instructions?", r"directives?", r"function", r"identity", r"persona", r"prompt",
-              r"orders?", r"programming", r"priority", r"assignment")
+              r"orders?", r"programming", r"priority", r"assignment", r"brief", r"briefing")
 # secrets and what leaves with them
 SECRET_EN = alt(r"passwords?", r"passphrases?", r"credentials?", r"api[\s_-]?keys?", r"tokens?",
                 r"secrets?", r"private\s+keys?", r"ssh\s+keys?", r"access\s+keys?",
@@ -105,15 +109,23 @@ SECRET_EN = alt(r"passwords?", r"passphrases?", r"credentials?", r"api[\s_-]?key
                 r"transcripts?)", r"system\s+prompt", r"(?:hidden|secret)\s+instructions",
                 r"(?:user|customer)(?:'s|s')?\s+(?:data|emails?|phone\s+numbers?|addresses|pii|"
                 r"records|details|files)", r"~/\.ssh\S*", r"~/\.aws\S*", r"id_rsa", r"keychain",
-                r"wallet\s+(?:seed|keys?)", r"seed\s+phrase")
+                r"wallet\s+(?:seed|keys?)", r"seed\s+phrase",
+                r"private\s+(?:notes?|data|files?|messages?|memories|records|conversations?)",
+                r"(?:other\s+(?:agents?|users?)|everyone)(?:'s|s')?\s+(?:private\s+)?(?:notes?|"
+                r"memories|data|messages?|files?)",
+                r"(?:every|each|all)\s+(?:of\s+the\s+)?(?:user|customer)\s+(?:messages?|inputs?|"
+                r"conversations?)")
 SEND_EN = alt(r"send", r"e-?mail", r"mail", r"post", r"forward", r"upload", r"leak", r"exfiltrate",
               r"paste", r"transmit", r"submit", r"report", r"copy", r"cc", r"append", r"include",
-              r"embed", r"put", r"write", r"share", r"beam", r"relay", r"sync", r"push", r"encode")
+              r"embed", r"put", r"write", r"share", r"beam", r"relay", r"sync", r"push", r"encode",
+              r"repost", r"collect", r"gather", r"harvest", r"reveal", r"disclose", r"expose",
+              r"hand\s+over")
 DEST_EN = (r"(?:to|at|into|in|on|via|with)\s+(?:(?:the|this|that|a|an|my|our)\s+)?(?:"
            r"https?://\S+|\S+@\S+\.\w+|[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|io|cn|ru|xyz|site|"
            r"dev|app|me|info|biz|co|top|cc)\b|webhook|(?:markdown\s+)?image(?:\s+(?:url|link))?|"
            r"(?:following|below|above)\s+(?:address|url|link|endpoint|server)|address\s+below|"
-           r"url\s+below|pastebin|anyone\s+who\s+asks|everyone|the\s+public)")
+           r"url\s+below|pastebin|anyone\s+who\s+(?:asks|mentions|says|writes|requests)|everyone|"
+           r"the\s+public|#[\w-]{2,})")
 REVEAL_EN = alt(r"reveal", r"print", r"show", r"leak", r"repeat", r"output", r"display", r"dump",
                 r"tell\s+me", r"give\s+me", r"write\s+out", r"recite", r"echo", r"paste", r"spell\s+out",
                 r"disclose", r"expose", r"list")
@@ -134,7 +146,12 @@ CREDENTIAL_EN = alt(r"passwords?", r"passphrases?", r"credentials?", r"api\s+key
 
 # -- Chinese ---------------------------------------------------------------------------------
 
+# the named models, as a Chinese text addresses them
+MODELS_ZH = alt(r"通义(?:千问)?", r"文心(?:一言)?", r"Kimi", r"豆包", r"DeepSeek", r"ChatGPT", r"Claude",
+                r"Gemini", r"智谱(?:清言)?", r"讯飞星火", r"Copilot", r"GPT")
 MACHINE_ZH = alt(r"AI", r"人工智能", r"大模型", r"语言模型", r"模型", r"LLM", r"GPT", r"助手",
+                 r"智能助理", r"AI\s*助理", r"虚拟助理", r"数字助理", r"自动化程序", r"自动化工具",
+                 r"自动化脚本", r"通义(?:千问)?", r"文心(?:一言)?", r"Kimi", r"豆包", r"DeepSeek",
                  r"机器人", r"智能体", r"记忆系统", r"记忆模块", r"记忆库", r"Copilot")
 OWNER_ZH = alt(r"你的", r"您的", r"你们的", r"你之前的", r"你此前的", r"你原来的", r"你原有的",
                r"你原本的", r"你先前的", r"你目前的", r"你现在的", r"你自己的",
@@ -163,7 +180,8 @@ DISCARD_ZH = alt(r"忽略", r"忽视", r"无视", r"忘记", r"忘掉", r"忘了
                  r"别再遵循", r"无需遵守", r"无需遵循", r"不需要遵守", r"不用再遵守",
                  r"不要再遵守", r"不用再管", r"别再管", r"不要再管", r"不再理会", r"别再按照",
                  r"不要再按照", r"不再按照", r"不用再按照", r"不用再听", r"别再听", r"不要再听",
-                 r"不必再管", r"一概不理", r"一概不予理会", r"当作没看见", r"当没看见")
+                 r"不必再管", r"一概不理", r"一概不予理会", r"当作没看见", r"当没看见",
+                 r"(?i:ignore|disregard|forget|bypass|override|skip)")
 # set aside, in Chinese: 丢到一边, 搁在一旁, 抛到脑后, 抛诸脑后
 _ASIDE_ZH = r"(?:[丢扔放抛搁撂甩](?:到|在)一(?:边|旁)|[丢扔抛甩]到脑后|抛诸脑后|置之脑后)"
 WEAK_DISCARD_ZH = alt(r"清空", r"清除", r"删除", r"删掉", r"覆盖", r"重置", r"关闭", r"停用",
@@ -173,7 +191,9 @@ VOID_ZH = alt(_ASIDE_ZH, r"作废", r"失效", r"无效", r"不算数", r"不作
               r"不再适用", r"不适用了", r"取消了?", r"撤销了?", r"撤回了?", r"废除了?", r"清空",
               r"过期了", r"到此为止", r"不用管了?", r"不用理会", r"不必理会", r"可以忽略",
               r"一概不理", r"一概不予理会", r"不予理会", r"不用再管", r"都忘掉", r"忘掉吧",
-              r"被(?:管理员|系统|开发者|官方)?(?:撤销|取消|覆盖|废除|清空|替换|更新|删除)")
+              r"被(?:管理员|系统|开发者|官方)?(?:撤销|取消|覆盖|废除|清空|替换|更新|删除)",
+              r"当作?没(?:看见|看到|听见|听到|收到)过?", r"当耳(?:旁|边)风", r"视而不见",
+              r"当作?不存在", r"一笔勾销")
 # a role no one gives the assistant they talk to
 ROLE_PRIV_ZH = alt(r"(?:不受|没有|没|无|解除了?)(?:任何|一切)?(?:的)?(?:限制|约束|审查|规则|束缚|管控)",
                    r"没有道德", r"无道德", r"没有底线",
@@ -188,7 +208,9 @@ TASK_ZH = alt(r"任务", r"身份", r"角色", r"职责", r"使命", r"目标", 
 SECRET_ZH = alt(r"密码", r"连接串", r"连接字符串", r"密钥", r"秘钥", r"凭据", r"凭证", r"口令",
                 r"token", r"私钥", r"access ?key", r"api ?key", r"cookie", r"令牌", r"环境变量",
                 r"\.env", r"聊天记录", r"对话记录", r"系统提示词?", r"提示词原文", r"身份证号?",
-                r"用户(?:数据|信息|资料)", r"手机号")
+                r"用户(?:数据|信息|资料)", r"手机号",
+                r"(?:每一?条|所有|全部)?(?:的)?用户(?:的)?(?:消息|输入|对话|提问)",
+                r"(?:每一?条|所有|全部)(?:的)?(?:消息|对话)")
 SEND_ZH = alt(r"发到", r"发给", r"发送到", r"发送给", r"发送至", r"贴到", r"上传到", r"上传至",
               r"转发到", r"转发给", r"抄送到", r"抄送给", r"同步到", r"推送到", r"拼到", r"附到",
               r"写到", r"放到", r"填到", r"粘贴到", r"提交到", r"传到", r"回传到", r"泄露给",
@@ -201,5 +223,6 @@ PROMPT_ZH = alt(r"你的系统提示词?", r"系统提示词原文", r"你的提
                 r"你的(?:指令|设定|规则)(?:原文|全文)", r"(?:系统|隐藏)提示词")
 MEMORY_VERB_ZH = alt(r"记住", r"记得", r"记下", r"保存", r"存储", r"存下", r"牢记", r"记牢")
 STANDING_ZH = alt(r"以后", r"从现在(?:开始|起)", r"今后", r"永远", r"一直", r"往后", r"从今以后",
-                  r"不管谁问", r"无论谁问", r"只要有人问", r"谁问都", r"每次有人问")
+                  r"不管谁问", r"无论谁问", r"只要有人问", r"谁问都", r"每次有人问",
+                  r"(?:不管|无论)?(?:谁|有人|别人)(?:来)?问(?:起|到)?")
 CREDENTIAL_ZH = alt(r"密码", r"凭据", r"口令", r"密钥", r"token", r"管理员账号", r"账号密码")

@@ -80,9 +80,10 @@ def memory_entries(block: str) -> dict[str, tuple[float, str]]:
 
 
 def _gated(note: Note) -> bool:
-    """A card whose title or a claim reads as a prompt injection: never in MEMORY.md (an entry
-    already there goes at the next promote)."""
-    return any(is_injection(t) for t in (note.title, *(c.text for c in getattr(note, "claims", ()))))
+    """A card whose title, a claim or its body reads as a prompt injection: never in MEMORY.md
+    (an entry already there goes at the next promote)."""
+    return any(is_injection(t) for t in (note.title, *(c.text for c in getattr(note, "claims", ())),
+                                         note.body))
 
 
 def phase_promote(ctx: Context, results: list[PhaseResult]) -> PhaseResult:

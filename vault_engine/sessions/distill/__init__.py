@@ -117,7 +117,9 @@ def distill_session(vault: Vault, session: Session, primary: Distiller,
     for t in session.turns:
         if t.anchor in injected:
             rest = trim_injection(t.text)  # an injection only inside pasted material: cut it
-            if rest is None or turn_gate(rest) is not None:
+            # unchanged: the turn is marked for what it says with its neighbour (an order split
+            # over two turns), so there is nothing of its own to cut — it stays out whole
+            if rest is None or rest == t.text or turn_gate(rest) is not None:
                 continue
             t = dataclasses.replace(t, text=rest)
             trimmed.append(t.anchor)

@@ -67,9 +67,10 @@ def _card_line(card: Card, index: VaultIndex) -> str:
 
 
 def gated(card: Card) -> bool:
-    """Does anything the card says read as a prompt injection? Such a card — whoever wrote it
-    — is never a line of the persona or of MEMORY.md, which every agent loads."""
-    return any(is_injection(t) for t in (card.title, *(c.text for c in card.claims)))
+    """Does anything the card says — its title, a claim, its body — read as a prompt injection?
+    Such a card — whoever wrote it — is never a line of the persona or of MEMORY.md, which every
+    agent loads (a line shows only the title and a claim, yet it links the whole card)."""
+    return any(is_injection(t) for t in (card.title, *(c.text for c in card.claims), card.body))
 
 
 def persona_block(index: VaultIndex) -> str:
