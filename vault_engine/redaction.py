@@ -537,11 +537,23 @@ def has_secret(text: str) -> bool:
     return bool(find_secrets(text))
 
 
+_NAME_PART = re.compile(r"[^\s/\\:._-]{16,}")
+
+
+def name_hits(name: str) -> list[SecretHit]:
+    """The secrets of a file name or an id: what `find_secrets` finds, and any long random
+    segment — a token pasted into a name (`run-$TOKEN.txt`, a session key with a bot token)."""
+    hits = find_secrets(name)
+    hits += [SecretHit("token", m.start(), m.end()) for m in _NAME_PART.finditer(name)
+             if looks_secret(m.group(0))]
+    return _merge(hits)
+
+
 def redact_name(name: str) -> str:
-    """A file name or an id without its secrets: a known token form, a credential, or a long
-    random segment (a token pasted into a name)."""
-    out = redact(name)
-    for part in set(re.split(r"[\s/\\:._-]+", out)):
-        if len(part) >= 16 and looks_secret(part) and "REDACTED" not in part:
-            out = out.replace(part, MARK.format(kind="token"))
-    return out
+    out, pos = [], 0
+    for hit in name_hits(name):
+        out.append(name[pos:hit.start])
+        out.append(MARK.format(kind=hit.kind))
+        pos = hit.end
+    out.append(name[pos:])
+    return "".join(out)

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from .redaction import MARK, Scanner, SecretHit, find_secrets, redact
+from .redaction import MARK, Scanner, SecretHit, find_secrets, name_hits, redact
 
 # values of these keys are what a turn or a tool said; a credential named in one may have its
 # value in the next (`kubectl get secret … | base64 -d` → the bare password)
@@ -66,6 +66,8 @@ def _found(strings: Iterator[tuple[str, str]], scanner: Scanner | None = None) -
             scanner.pending = keep
         else:
             hits = scanner.hits(s)
+        if key.lower().endswith(("id", "key", "session", "name", "title", "path", "file")):
+            hits = hits + name_hits(s)  # an id or a name: a token pasted into it
         for h in hits:
             found[s[h.start:h.end]] = h.kind
     return found

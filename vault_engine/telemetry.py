@@ -47,8 +47,11 @@ def append_event(state_dir: Path, event: Mapping[str, Any]) -> None:
     ended before the next one."""
     from .errors import refused_write
 
+    from .redaction_input import mask
+
     path = state_dir / TELEMETRY
-    line = json.dumps(dict(event), ensure_ascii=False, separators=(",", ":")) + "\n"
+    # what a recall asked and a verdict's reason are logged only through the redactor
+    line = json.dumps(mask(dict(event)), ensure_ascii=False, separators=(",", ":")) + "\n"
     data = line.encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -99,7 +99,10 @@ class ChatClient:
                  json_mode: bool = True) -> str:
         import httpx
 
-        payload: dict[str, Any] = {"model": self.settings.model, "messages": list(messages),
+        from vault_engine.redaction_input import mask
+
+        # a remote model never receives a secret, whatever the caller put in the prompt
+        payload: dict[str, Any] = {"model": self.settings.model, "messages": mask(list(messages)),
                                    "temperature": temperature}
         if json_mode:
             payload["response_format"] = {"type": "json_object"}
