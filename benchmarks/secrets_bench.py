@@ -72,8 +72,8 @@ def flagged(find, turns: list[tuple[str, str]]) -> list[dict[str, str]]:  # type
     out = []
     for where, text in turns:
         for h in find(text):
-            out.append({"where": where, "kind": h.kind, "value": text[h.start:h.end], "snippet": text[max(0, h.start - 30):
-                                                                        h.end + 30]})
+            out.append({"where": where, "kind": h.kind, "value": text[h.start:h.end],
+                        "snippet": text[max(0, h.start - 30):h.end + 30]})
     return out
 
 

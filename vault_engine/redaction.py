@@ -29,8 +29,10 @@ trailing punctuation that was typed as part of it.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from .redaction_shapes import VALUE_CHARS, core, credential_like, looks_secret, placeholder
@@ -119,9 +121,9 @@ def value_span(text: str, pos: int, *, stop: str = "") -> tuple[int, int] | None
     close = _QUOTES.get(text[pos])
     if close is not None:
         end = text.find(close, pos + 1)
-        if end < 0 or "\n" in text[pos + 1:end]:
-            end = pos + 1 + len(_BARE.match(text, pos + 1).group(0)) \
-                if _BARE.match(text, pos + 1) else pos + 1
+        if end < 0 or "\n" in text[pos + 1:end]:  # unclosed: the bare run after the quote
+            run = _BARE.match(text, pos + 1)
+            end = run.end() if run else pos + 1
         return (pos + 1, end) if end > pos + 1 else None
     m = _BARE.match(text, pos)
     if not m:
@@ -458,9 +460,43 @@ _SKIPPED_PLUGINS = {"Base64HighEntropyString", "HexHighEntropyString", "KeywordD
 _LIBRARY: list[tuple[str, re.Pattern[str]]] | None = None
 
 
+def _library_cache() -> Path | None:
+    """Where this machine keeps the plugins' patterns (importing detect-secrets costs 0.1–0.3 s,
+    it imports `requests`; a one-shot recall that logs its query should not pay that): keyed by
+    the installed package's location and time, so an upgrade reads them afresh."""
+    import hashlib
+    import importlib.util
+
+    spec = importlib.util.find_spec("detect_secrets")
+    if spec is None or not spec.origin:
+        return None
+    plugins = Path(spec.origin).parent / "plugins"
+    try:
+        stamp = f"{plugins}:{plugins.stat().st_mtime_ns}:{sorted(_SKIPPED_PLUGINS)}"
+    except OSError:
+        return None
+    env = os.environ.get("ALAYA_CACHE_DIR")
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    folder = Path(env) if env else Path(xdg) / "alaya" if xdg else Path.home() / ".cache" / "alaya"
+    return folder / f"detect-secrets-{hashlib.sha256(stamp.encode()).hexdigest()[:16]}.json"
+
+
 def _library_patterns() -> list[tuple[str, re.Pattern[str]]]:
-    """(kind, pattern) of every detect-secrets regex plugin, loaded on first use."""
+    """(kind, pattern) of every detect-secrets regex plugin, loaded on first use (from this
+    machine's cache of them when it has one)."""
     global _LIBRARY
+    if _LIBRARY is not None:
+        return _LIBRARY
+    import json
+
+    cache = _library_cache()
+    try:
+        if cache is not None and cache.exists():
+            rows = json.loads(cache.read_text(encoding="utf-8"))
+            _LIBRARY = [(str(k), re.compile(str(p), int(f))) for k, p, f in rows]
+            return _LIBRARY
+    except (OSError, ValueError, TypeError, re.error):
+        pass
     if _LIBRARY is None:
         try:
             from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
@@ -477,6 +513,15 @@ def _library_patterns() -> list[tuple[str, re.Pattern[str]]]:
                 if isinstance(pattern, re.Pattern):
                     out.append((kind, pattern))
         _LIBRARY = out
+        if cache is not None:
+            try:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(json.dumps([(k, p.pattern, p.flags) for k, p in out]),
+                               encoding="utf-8")
+                os.replace(tmp, cache)
+            except OSError:  # no cache: the next process imports the library again
+                pass
     return _LIBRARY
 
 

@@ -8,8 +8,7 @@ which may not import this room — use the very same function (docs/security.md 
 
 from __future__ import annotations
 
-from vault_engine.redaction import MARK, Scanner, SecretHit, find_secrets, has_secret, redact, \
-    redact_name
+from vault_engine.redaction import MARK, Scanner, SecretHit, find_secrets, has_secret, redact, redact_name
 from vault_engine.redaction_input import gate, mask, redact_input
 
 __all__ = ["MARK", "Scanner", "SecretHit", "find_secrets", "gate", "has_secret", "mask",
