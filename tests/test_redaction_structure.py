@@ -33,6 +33,7 @@ def assert_masked(text: str, *values: str) -> str:
     ('{"client_secret": "c9Vb-2Lm8-Qz4x"}', "c9Vb-2Lm8-Qz4x"),
     ("spring.datasource.password: Tz5!mKq8", "Tz5!mKq8"),
     ("REDIS_PASS = hunter2024", "hunter2024"),
+    ("data:\n  password: qWbRtZxKpLmNvC\n", "qWbRtZxKpLmNvC"),  # random letters, no digit
     ("access_key_id=ZQXW7YTR3PLM9", "ZQXW7YTR3PLM9"),
     ("# 生产库\nORDER_DB_PASSWORD=订单Kx7#q9", "Kx7#q9"),
     ("配置项 app_secret：f3a9c2e1b7d6a5c4f3e2d1c0b9a8f7e6", "f3a9c2e1b7d6a5c4f3e2d1c0b9a8f7e6"),
@@ -64,6 +65,9 @@ def test_credential_names(name: str, yes: bool) -> None:
     ("堡垒机账号密码 admin/Wq7#Lp2z", "Wq7#Lp2z"),
     ("临时口令（只用今天）：Mz8Kp3Qr7；", "Mz8Kp3Qr7"),
     ("password: Ends.With.Bang!!", "Ends.With.Bang!!"),
+    ("the client secret is Ab3Kd9/Pq7Lm2Zx8/Wn4 for now", "Ab3Kd9/Pq7Lm2Zx8/Wn4"),
+    ("log in as admin / Qx7Tz@2030.kWp then rotate", "Qx7Tz@2030.kWp"),  # not an e-mail
+    ("网关令牌为 77QX$ZR9KEY，别外传", "77QX$ZR9KEY"),  # ends like a name, is none
 ])
 def test_clause_either_order(text: str, value: str) -> None:
     out = assert_masked(text, value)
@@ -102,6 +106,7 @@ def test_look_alikes_are_left_alone(text: str) -> None:
 def test_value_alone_on_a_later_line() -> None:
     text = "the wifi password they sent is below, case sensitive:\n\nQw8ErT5yUi3\n\nthanks"
     assert_masked(text, "Qw8ErT5yUi3")
+    assert_masked("the password is below:\n\nPlxQrtnvbkms7\n", "PlxQrtnvbkms7")
     zh = "运维账号：ops_li\n（密码在下一行）\n\nPq7%Wm2xLz\n"
     out = assert_masked(zh, "Pq7%Wm2xLz")
     assert "ops_li" in out
@@ -119,6 +124,7 @@ def test_table_column_named_password() -> None:
 # -- command lines and headers --------------------------------------------------------------
 @pytest.mark.parametrize("text,value", [
     ("mysql -uroot -pVb8#nM2kq -h db", "Vb8#nM2kq"),
+    ("mariadb -u app -pKm4@2031.zQw -e 'select 1'", "Km4@2031.zQw"),
     ("redis-cli -h cache -a 'Rq3$wE8tY' ping", "Rq3$wE8tY"),
     ("sshpass -p 'Hj6^kL9pQ' ssh ops@host", "Hj6^kL9pQ"),
     ("curl -u deploy:Fx4!gH7jK https://x.example.com", "Fx4!gH7jK"),
@@ -222,5 +228,7 @@ def test_gate_masks_only_what_is_new() -> None:
 def test_shapes() -> None:
     assert looks_secret("BaIdWxCGClC") and looks_secret("34d6c2b75c720261323a592362778fe1")
     assert not looks_secret("GitHubActions") and not looks_secret("ubuntu2204")
+    assert looks_secret("clNZZCFwbzkxbnFN") and not looks_secret("Alertmanager")
+    assert not looks_secret("ops@example.com") and looks_secret("Qx7Tz@2030.kWp")
     assert not looks_secret("9c4e1f7a2b3d5e6f708192a3b4c5d6e7f8091a2b")
     assert credential_like("hunter2024") and not credential_like("required")

@@ -287,7 +287,7 @@ def _token_value(text: str, start: int, end: int) -> tuple[int, int] | None:
     if "://" in token or token.endswith(("=", ":")):
         return None
     m = re.match(r"^-{0,2}[A-Za-z_][\w.-]*[:=/](?=.)", token)
-    if m:
+    if m and not looks_secret(token[:m.end() - 1]):  # `root/…`, `user:…`, `KEY=…`
         start += m.end()
         token = token[m.end():]
     lead = len(token) - len(token.lstrip(":=,;.\"'*_~"))
@@ -296,8 +296,9 @@ def _token_value(text: str, start: int, end: int) -> tuple[int, int] | None:
     while token and token[-1] in ")]}>\"'*~":
         token = token[:-1]
         end -= 1
-    if not token or CRED_WORD.fullmatch(token) or credential_name(token.lstrip("-")):
-        return None
+    if not token or CRED_WORD.fullmatch(token) or \
+            (credential_name(token.lstrip("-")) and not looks_secret(token)):
+        return None  # a name: DB_PASSWORD, --token, apiKey
     return start, end
 
 

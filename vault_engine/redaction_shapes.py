@@ -37,13 +37,22 @@ _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 _HASH = re.compile(r"^(?:[0-9a-f]{7,12}|[0-9a-f]{40}|[0-9a-f]{64}|[0-9A-F]{40}|[0-9A-F]{64})$")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)+(?:[-+.][0-9A-Za-z.]+)?$", re.I)
 _NUMERIC = re.compile(r"^[\d.:/,+x-]+[a-z]{0,3}$", re.I)  # ports, dates, IPs, sizes: 10.0.0.5:5432
-_EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
+_EMAIL = re.compile(r"^[\w.+-]+@(?:[a-z0-9-]+\.)+[a-z]{2,}$")  # a domain in lower case
 _PATH = re.compile(r"^(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]*$")
 _WORD_DIGITS = re.compile(r"^(?:[A-Za-z]+[-_.]?\d{1,4}|\d{1,4}[A-Za-z]{1,3})$")  # python3, 128k
 _CAMEL = re.compile(r"^(?:[a-z]{2,}|[A-Z][a-z]+|[A-Z]{2,}(?=[A-Z][a-z]|$|\d))+$")
 _IDENT = re.compile(r"^[a-z][a-z0-9]*(?:[-_.:][a-z0-9]+)*$")  # kebab/snake/dotted lowercase
 _FILE_REF = re.compile(r"^[\w./@-]*\.[a-z][a-z0-9]{0,4}(?::\d+(?:[-:]\d+)?)?$")  # src/app.ts:5
 _TRAILING = ".,;:!?"
+
+
+def wordlike(letters: str) -> bool:
+    """Letters shaped like words joined in CamelCase (Alertmanager, insteadOf, GitHubActions)
+    rather than drawn at random: the CamelCase shape, and vowels as often as words have them."""
+    if not _CAMEL.match(letters):
+        return False
+    vowels = sum(c in "aeiouyAEIOUY" for c in letters)
+    return vowels / max(1, len(letters)) >= 0.25
 
 
 def core(value: str) -> str:
@@ -91,7 +100,7 @@ def credential_like(value: str) -> bool:
     if digit and symbol and not letters:
         return len(v) >= 6 and not _NUMERIC.match(v)
     mixed = lower and upper
-    if mixed and not digit and not symbol and _CAMEL.match(v):
+    if mixed and not digit and not symbol and wordlike(v):
         return False  # a word or a name: Alertmanager, insteadOf
     if not digit and not mixed and all(c.isalnum() or c in "-_." for c in v):
         return False  # a name: release-bot-slack, db_password, my.secret
@@ -117,8 +126,8 @@ def looks_secret(value: str) -> bool:
     if lower and upper:
         letters = re.sub(r"[^A-Za-z]", "", v)
         if not digit and not symbol:
-            return n >= 8 and not _CAMEL.match(v)
-        if _CAMEL.match(letters) and not odd and sum(c.isdigit() for c in v) <= 4 and \
+            return n >= 8 and not wordlike(v)
+        if wordlike(letters) and not odd and sum(c.isdigit() for c in v) <= 4 and \
                 re.fullmatch(r"[A-Za-z]+[-_.]?\d*(?:[-_.][A-Za-z]+)*", v):
             return False  # GitHub-Actions, Python3, MacBookPro16
         return n >= 8 or (digit and symbol)
