@@ -78,7 +78,7 @@ _B64_LINE = re.compile(r"^[ \t>]*(?:[A-Za-z0-9+/]{16,}={0,2})[ \t]*$", re.M)
 # -- credential words and names -------------------------------------------------------------
 _WORD_EN = (r"pass(?:word|wd|phrase|code)?s?|pwd|token|secret|credentials?|"
             r"api[ _-]?key|access[ _-]?key(?:[ _-]?id)?|secret[ _-]?(?:key|id)|"
-            r"private[ _-]?key|app[ _-]?key|client[ _-]?secret|cookie|login|auth|pin")
+            r"private[ _-]?key|app[ _-]?key|client[ _-]?secret|cookie|log[ -]?in|auth|pin")
 _WORD_ZH = r"密码|口令|密钥|秘钥|私钥|令牌|凭据|凭证|暗码|授权码|访问密钥"
 CRED_WORD = re.compile(rf"(?i:(?:{_WORD_EN})(?![a-z])|{_WORD_ZH})")
 _NAME_LAST = {"pass", "password", "passwd", "pwd", "passphrase", "passcode", "token", "secret",
@@ -287,7 +287,7 @@ def _token_value(text: str, start: int, end: int) -> tuple[int, int] | None:
     if "://" in token or token.endswith(("=", ":")):
         return None
     m = re.match(r"^-{0,2}[A-Za-z_][\w.-]*[:=/](?=.)", token)
-    if m and not looks_secret(token[:m.end() - 1]):  # `root/…`, `user:…`, `KEY=…`
+    if m and not credential_like(token[:m.end() - 1]):  # `root/…`, `user:…`, `KEY=…`
         start += m.end()
         token = token[m.end():]
     lead = len(token) - len(token.lstrip(":=,;.\"'*_~"))
