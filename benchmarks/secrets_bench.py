@@ -10,6 +10,11 @@
   default `main`), alternating rounds in one process.
 
     .venv/bin/python benchmarks/secrets_bench.py [--locomo DIR] [--rounds 5] [--json]
+
+`--ingest-50mb CHECKOUT` also times `alaya ingest` of a 50 MB session (50 turns of 1 MB, the
+shape of tests/test_ingest.py's) into a fresh vault, this checkout against CHECKOUT (e.g.
+`git worktree add --detach /tmp/main-check main`), each with PYTHONPATH at its own code and
+the same interpreter, alternating rounds.
 """
 
 from __future__ import annotations
@@ -77,12 +82,46 @@ def flagged(find, turns: list[tuple[str, str]]) -> list[dict[str, str]]:  # type
     return out
 
 
+def ingest_50mb(baseline: Path, rounds: int) -> dict[str, object]:
+    import os
+    import shutil
+    import tempfile
+
+    work = Path(tempfile.mkdtemp(prefix="alaya-50mb-"))
+    chunk = "x" * (1024 * 1024)
+    big = {"id": "session-big", "timestamp": 1775000000000,
+           "turns": [{"role": "user" if i % 2 else "assistant", "content": f"turn {i} " + chunk}
+                     for i in range(50)]}
+    src = work / "big.json"
+    src.write_text(json.dumps(big))
+    times: dict[str, list[float]] = {"new": [], "old": []}
+    for r in range(rounds):
+        for name, checkout in (("old", baseline), ("new", ROOT)):
+            env = {k: v for k, v in os.environ.items() if not k.startswith("ALAYA_")}
+            env.update(PYTHONPATH=str(checkout), ALAYA_EMBED_PROVIDER="hash",
+                       PYTHONDONTWRITEBYTECODE="1")
+            vault = work / f"v-{name}-{r}"
+            run = [sys.executable, "-c", "import sys; from cli.main import main; main()"]
+            subprocess.run([*run, "init", str(vault)], env=env, check=True, capture_output=True)
+            t = time.perf_counter()
+            out = subprocess.run([*run, "--vault", str(vault), "ingest", str(src)],
+                                 env=env, capture_output=True, text=True)
+            times[name].append(time.perf_counter() - t)
+            if out.returncode != 0:
+                raise SystemExit(out.stderr[-600:])
+            shutil.rmtree(vault)
+    shutil.rmtree(work)
+    return {k: {"median_s": round(statistics.median(v), 2), "runs": [round(x, 2) for x in v]}
+            for k, v in times.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--locomo", default="/work/shared/data/locomo-dev")
     ap.add_argument("--baseline-rev", default="main")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--ingest-50mb", type=Path, default=None, metavar="CHECKOUT")
     args = ap.parse_args()
     from vault_engine.redaction import find_secrets, redact
 
@@ -110,6 +149,8 @@ def main() -> None:
                        for k, v in times.items()}
     report["old_locomo_fp"] = len(flagged(old.find_secrets, loco))
     report["old_zh_fp"] = len(flagged(old.find_secrets, clean))
+    if args.ingest_50mb:
+        report["ingest_50mb"] = ingest_50mb(args.ingest_50mb, args.rounds)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=1))
         return
@@ -126,6 +167,10 @@ def main() -> None:
     print(f"speed over {len(texts)} turns, median of {args.rounds}: new {s['new']['median_ms']} ms "  # type: ignore[index]
           f"({s['new']['per_turn_us']} µs/turn), previous {s['old']['median_ms']} ms "  # type: ignore[index]
           f"({s['old']['per_turn_us']} µs/turn)")
+    if "ingest_50mb" in report:
+        i = report["ingest_50mb"]
+        print(f"alaya ingest of a 50 MB session, median of {args.rounds}: new "  # type: ignore[index]
+              f"{i['new']['median_s']} s, previous {i['old']['median_s']} s")  # type: ignore[index]
 
 
 if __name__ == "__main__":

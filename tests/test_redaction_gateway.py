@@ -210,3 +210,15 @@ def test_a_persons_own_secret_is_left_to_them(vault_path: Path) -> None:
     assert r.exit_code == 0, r.output
     text = note.read_text()
     assert "Ow5#nE3rPw" in text and "Lk8@vB2nQm" not in text
+
+
+def test_capture_stdin_key_over_two_messages(vault_path: Path) -> None:
+    body = ["MIIEogIBAAKCAQEAz8Wq2Lm5Nr7Vx3Kp9Tt4Yh1Gf6Dc8Bx2Aq5Sz3Rw9Pv1",
+            "Mu7Nk2Lj5Hg8Fd3Sa6Qw9Er4Ty1Ui7Op2As5Df8Gh3Jk6Lz9Xc4Vb7Nm1Qa8Ws"]
+    lines = [{"id": "k1", "role": "user",
+              "content": "key, part one:\n-----BEGIN PRIVATE KEY-----\n" + body[0]},
+             {"id": "k2", "role": "user", "content": body[1] + "\n-----END PRIVATE KEY-----"}]
+    r = alaya(vault_path, "capture", "-", "--session", "keys-over-two",
+              input="".join(json.dumps(x) + "\n" for x in lines))
+    assert r.exit_code == 0, r.output
+    assert_gone(vault_path, *body, outputs=(r.output,))

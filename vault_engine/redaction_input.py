@@ -98,16 +98,17 @@ def scrubbed(data: bytes) -> bool:
     return any(d is data for d in _DONE)
 
 
-def redact_input(data: bytes) -> bytes:
+def redact_input(data: bytes, scanner: Scanner | None = None) -> bytes:
     """A session input with every secret replaced, in its own format: a JSON file keeps every
     byte but the secrets and still parses to the same turns; if a secret would survive that
-    (an escape split it), the document is written out again."""
-    out = _redact_input(data)
+    (an escape split it), the document is written out again. `scanner`: the state of the
+    input's earlier parts (capture's stdin, one line at a time)."""
+    out = _redact_input(data, scanner or Scanner())
     _DONE[:] = [*_DONE[-3:], out]
     return out
 
 
-def _redact_input(data: bytes) -> bytes:
+def _redact_input(data: bytes, scanner: Scanner) -> bytes:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -119,7 +120,7 @@ def _redact_input(data: bytes) -> bytes:
         except ValueError:
             obj = None
         if obj is not None:
-            found = _found(_strings(obj))
+            found = _found(_strings(obj), scanner)
             out = _replace_values(text, found)
             try:
                 if not _survives(out, set(found)):
@@ -127,7 +128,6 @@ def _redact_input(data: bytes) -> bytes:
             except ValueError:
                 pass
             return (json.dumps(mask(obj), ensure_ascii=False, indent=2) + "\n").encode("utf-8")
-        scanner = Scanner()
         out_lines = []
         for line in text.splitlines(keepends=True):
             try:
@@ -147,7 +147,7 @@ def _redact_input(data: bytes) -> bytes:
             out_lines.append(new if clean else json.dumps(mask(row), ensure_ascii=False)
                              + ("\n" if line.endswith("\n") else ""))
         return "".join(out_lines).encode("utf-8")
-    return redact(text).encode("utf-8")
+    return redact(text, scanner).encode("utf-8")
 
 
 def new_hits(text: str, before: str | None) -> list[SecretHit]:

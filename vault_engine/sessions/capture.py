@@ -242,6 +242,9 @@ def capture_stream(vault: Vault, lines: Iterable[bytes], session: str, *, batch:
     spooled, _ = _messages(spool.read_bytes() if spool.exists() else b"", stats)
     seen = {str(m["id"]) for m in spooled if m.get("id") is not None}
     pending = 0
+    from vault_engine.redaction import Scanner
+
+    scanner = Scanner()  # a private key pasted over several messages is masked to its END
     fd = os.open(spool, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         for line in lines:
@@ -260,7 +263,7 @@ def capture_stream(vault: Vault, lines: Iterable[bytes], session: str, *, batch:
             if redact:
                 from vault_engine.text.secrets import redact_input
 
-                line = redact_input(line)
+                line = redact_input(line, scanner)
             os.write(fd, line)
             os.fsync(fd)
             pending += 1
