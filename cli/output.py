@@ -70,11 +70,17 @@ def style(text: str, **kwargs: Any) -> str:
 
 
 def echo(text: str = "", err: bool = False) -> None:
-    click.echo(text, err=err, color=use_color(sys.stderr if err else sys.stdout))
+    """Print — through the redactor: a command echoes no secret, not even the caller's own
+    (docs/security.md §2)."""
+    from vault_engine.redaction import redact
+
+    click.echo(redact(text), err=err, color=use_color(sys.stderr if err else sys.stdout))
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    from vault_engine.redaction_input import mask
+
+    click.echo(json.dumps(mask(data), ensure_ascii=False, indent=2, default=str))
 
 
 def ok(text: str) -> str:

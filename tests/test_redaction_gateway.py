@@ -151,6 +151,10 @@ def test_agent_writes_pass_the_gateway(vault_path: Path, tmp_path: Path) -> None
     r = alaya(v, "--agent", "ops", "new", "-", "--json", input=json.dumps(doc, ensure_ascii=False))
     assert r.exit_code == 0, r.output
     outs.append(r.output)
+    r = alaya(v, "--agent", "ops", "new", "--title", "relay key Kt4Wz8Qm2Lx6Vb", "--type",
+              "concept")
+    assert r.exit_code == 0, r.output
+    outs.append(r.output)  # the command does not echo it either
     r = alaya(v, "--agent", "ops", "link", "Mail relay", "Object storage", "--rel",
               "DEPENDS_ON", "--reason", "relay reads the bucket with token Tk2Wq8Zm5Lp7Xc")
     assert r.exit_code == 0, r.output
@@ -169,7 +173,7 @@ def test_agent_writes_pass_the_gateway(vault_path: Path, tmp_path: Path) -> None
     assert r.exit_code == 0, r.output
     assert_gone(v, "Nw6#pQ3zLk", "Bd8Jm4Kr2Vt6Xp9", "Hx5!kL8qWz", "Ak7Lp2Qz9Wm4Xs",
                 "Gq3%vN8kTz", "Pj5#tR2wLm", "Rl9@xC4vBn", "Tk2Wq8Zm5Lp7Xc", "Cq4#yH7nWs",
-                "Uf3Kx9Lm2Qw7Zp", "Dp6!wE3rTy", outputs=tuple(outs))
+                "Uf3Kx9Lm2Qw7Zp", "Dp6!wE3rTy", "Kt4Wz8Qm2Lx6Vb", outputs=tuple(outs))
 
 
 def test_recall_query_log_and_saved_query(vault_path: Path) -> None:

@@ -230,5 +230,6 @@ def test_shapes() -> None:
     assert not looks_secret("GitHubActions") and not looks_secret("ubuntu2204")
     assert looks_secret("clNZZCFwbzkxbnFN") and not looks_secret("Alertmanager")
     assert not looks_secret("ops@example.com") and looks_secret("Qx7Tz@2030.kWp")
+    assert not looks_secret("card-a1b2c3d4") and not looks_secret("ent-0a9b8c7d")
     assert not looks_secret("9c4e1f7a2b3d5e6f708192a3b4c5d6e7f8091a2b")
     assert credential_like("hunter2024") and not credential_like("required")
