@@ -77,7 +77,7 @@ _B64_LINE = re.compile(r"^[ \t>]*(?:[A-Za-z0-9+/]{16,}={0,2})[ \t]*$", re.M)
 # -- credential words and names -------------------------------------------------------------
 _WORD_EN = (r"pass(?:word|wd|phrase|code)?s?|pwd|token|secret|credentials?|"
             r"api[ _-]?key|access[ _-]?key(?:[ _-]?id)?|secret[ _-]?(?:key|id)|"
-            r"private[ _-]?key|app[ _-]?key|client[ _-]?secret|cookie|log[ -]?in|auth|pin")
+            r"private[ _-]?key|app[ _-]?key|client[ _-]?secret|cookie|log[ -]?in|auth|pin|key")
 _WORD_ZH = r"密码|口令|密钥|秘钥|私钥|令牌|凭据|凭证|暗码|授权码|访问密钥"
 CRED_WORD = re.compile(rf"(?i:(?:{_WORD_EN})(?![a-z])|{_WORD_ZH})")
 _NAME_LAST = {"pass", "password", "passwd", "pwd", "passphrase", "passcode", "token", "secret",
@@ -416,7 +416,8 @@ def _tables(text: str) -> Iterator[SecretHit]:
         cells = [(c.start(1), c.group(1)) for c in re.finditer(r"\|([^|]*)(?=\|)", line)]
         if re.fullmatch(r"[\s|:-]+", line):
             continue
-        heads = [i for i, (_, c) in enumerate(cells) if CRED_WORD.search(c)]
+        heads = [i for i, (_, c) in enumerate(cells)  # a bare "key" column names settings
+                 if any(m.group(0).lower() != "key" for m in CRED_WORD.finditer(c))]
         if heads and not any(credential_like(c.strip()) for _, c in cells):
             cols = heads
             continue
