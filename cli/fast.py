@@ -91,10 +91,11 @@ def _reply(sock: socket.socket, limit: int = 64 * 1024) -> tuple[int, bytes]:
 
 
 def exchange(hostport: str, request: bytes, timeout: float = 30.0,
-             secret: str | None = None, url: str = "") -> bytes:
+             secret: str | None = None, url: str = "", vault: str = "") -> bytes:
     """Send `request` as it is to HOST:PORT and read the reply until the server closes.
     With `secret` (a discovery file's), the server must first prove it holds it, on the same
-    connection (compilers/discovery.py); otherwise Unproven, and `request` is never sent."""
+    connection, for `vault` (its real path; compilers/discovery.py); otherwise Unproven, and
+    `request` is never sent."""
     import socket
 
     host, _, port = hostport.rpartition(":")
@@ -111,7 +112,7 @@ def exchange(hostport: str, request: bytes, timeout: float = 30.0,
                 given = json.loads(payload).get("proof") if status == 200 else None
             except (OSError, ValueError, IndexError, AttributeError):
                 given = None
-            if not isinstance(given, str) or given != proof(secret, nonce, url):
+            if not isinstance(given, str) or given != proof(secret, nonce, url, vault):
                 raise Unproven(url)
             sock.settimeout(timeout)
         sock.sendall(request)
@@ -125,7 +126,8 @@ def exchange(hostport: str, request: bytes, timeout: float = 30.0,
 
 
 def _post(url: str, body: bytes, token: str | None, timeout: float = 30.0,
-          agent: str | None = None, secret: str | None = None) -> tuple[int, bytes]:
+          agent: str | None = None, secret: str | None = None,
+          vault: str = "") -> tuple[int, bytes]:
     """POST to the local server over a plain socket: urllib and http.client cost 20–35 ms to
     import, more than the request itself. The request asks the server to close the connection
     after its reply, so the reply ends when the socket closes."""
@@ -137,7 +139,8 @@ def _post(url: str, body: bytes, token: str | None, timeout: float = 30.0,
         head += f"Authorization: Bearer {token}\r\n"
     if agent:
         head += f"X-Alaya-Agent: {agent}\r\n"
-    raw = exchange(hostport, head.encode("latin-1") + b"\r\n" + body, timeout, secret, url)
+    raw = exchange(hostport, head.encode("latin-1") + b"\r\n" + body, timeout, secret, url,
+                   vault)
     header, _, payload = raw.partition(b"\r\n\r\n")
     status = int(header.split(b" ", 2)[1])
     if b"transfer-encoding: chunked" in header.lower():
@@ -187,6 +190,8 @@ def asks_nothing(query: dict[str, object]) -> bool:
 def merge_piped(query: dict[str, object], piped: bytes) -> dict[str, object] | None:
     """The JSON object piped to stdin with the command line's options on top; None when the
     input is not a JSON object (the full CLI reports it)."""
+    if b"\\ud" in piped.lower():
+        return None  # perhaps a lone surrogate: the full CLI mends it (vault_engine/text/mend)
     try:
         obj = json.loads(piped)
     except ValueError:
@@ -257,11 +262,12 @@ def try_server(argv: list[str], piped: bytes | None = None) -> tuple[int, str] |
     url = str(info["url"])
     try:
         status, payload = _post(url, json.dumps(query).encode("utf-8"), info.get("token"),
-                                agent=agent, secret=info["secret"])
+                                agent=agent, secret=info["secret"],
+                                vault=os.path.realpath(root))
         body = json.loads(payload)
     except Unproven:
         _say(f".alaya/serve.json is not used: the server at {url} did not prove it holds the "
-             "file's secret")
+             "file's secret for this vault")
         return None
     except (OSError, ValueError, IndexError, KeyError) as exc:
         _say(f"the server at {url} did not answer ({type(exc).__name__}: {exc})")
@@ -320,8 +326,25 @@ def exit_now(code: int) -> None:
     os._exit(code)
 
 
+def undecodable(argv: list[str]) -> str | None:
+    """The error for an argument that is not UTF-8 (the OS hands Python its bytes as lone
+    surrogates), or None: alaya's text is UTF-8, and an argument is never guessed at."""
+    for number, arg in enumerate(argv, 1):
+        at = next((i for i, ch in enumerate(arg) if "\ud800" <= ch <= "\udfff"), None)
+        if at is not None:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            return (f"✗ argument {number} ({shown!r}) is not valid UTF-8 (at character "
+                    f"{at + 1}) (fix: pass it as UTF-8 text; a file whose name is not UTF-8: "
+                    "rename it)\n")
+    return None
+
+
 def main() -> None:
     argv = sys.argv[1:]
+    bad = undecodable(argv)
+    if bad is not None:
+        sys.stderr.write(bad)
+        sys.exit(2)
     piped = _piped_for(argv)
     served = try_server(argv, piped) or run_direct(argv, piped)
     if served is not None:

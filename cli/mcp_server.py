@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from vault_engine.store.namespaces import Caller
+from vault_engine.text import mend
 
 from . import mcp_schema as S
 
@@ -72,6 +73,7 @@ def build_server(root: Path, *, caller: Caller,
                 unknown = unknown_arguments(name, list(arguments), tool.parameters)
                 if unknown:
                     raise ToolError(unknown)
+            arguments = mend.mended(arguments)  # a lone surrogate: U+FFFD, as in every door
             try:
                 return await super().call_tool(name, arguments, context)
             except ToolError as exc:

@@ -13,6 +13,7 @@ from vault_engine.errors import UsageError
 from vault_engine.store import cards as card_ops
 from vault_engine.store.init_vault import init_vault
 from vault_engine.store.model import Card, Entity, Session
+from vault_engine.text import mend
 
 from .output import (
     echo,
@@ -144,7 +145,7 @@ def new(obj: object, source: str | None, title: str | None, card_type: str,
         if title:
             raise UsageError("give either `-` (JSON on stdin) or --title, not both")
         try:
-            obj_in = json.loads(sys.stdin.read())
+            obj_in = mend.loads(sys.stdin.read())
         except json.JSONDecodeError as exc:
             raise UsageError(f"stdin is not valid JSON: {exc.msg} (line {exc.lineno}, "
                              f"column {exc.colno})",

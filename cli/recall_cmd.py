@@ -11,6 +11,7 @@ import click
 from vault_engine.errors import UsageError
 from vault_engine.recall.present import caution
 from vault_engine.recall.query import KINDS, MODES
+from vault_engine.text import mend
 
 from .output import echo, emit_json, json_option, pass_json, style
 
@@ -91,7 +92,7 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
     if piped is not None:
         # the JSON query of an agent (seed 000 §4.4); options on the command line win
         try:
-            obj = json.loads(piped)
+            obj = mend.loads(piped)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise UsageError(f"stdin is not valid JSON: {getattr(exc, 'msg', exc)}",
                              fix='pipe e.g. {"concepts": ["…"], "relations": ["CAUSED_BY"]}'

@@ -17,8 +17,8 @@ a discovery file only when alaya wrote it on this machine, for this user (`trust
 3. it names a live process owned by the user and a loopback URL (`http://127.0.0.1:PORT`,
    `[::1]`, `localhost`) — a query never leaves the machine on a file's say-so;
 4. the server at that URL proves it holds the file's `secret` before any query is sent: the
-   client sends a random nonce, the server answers `proof(secret, nonce, url)`, a keyed
-   BLAKE2b of both (the secret exists only in the 0600 file and the server's memory; a
+   client sends a random nonce, the server answers `proof(secret, nonce, url, vault)`, a
+   keyed BLAKE2b of them all (the secret exists only in the 0600 file and the server's memory; a
    server has one even without `--token`). A stale file whose port another program took
    fails here, and so does a server that answers anything.
 
@@ -62,11 +62,13 @@ def write_private(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def proof(secret: str, nonce: str, url: str) -> str:
-    """What a server holding `secret` answers to `nonce`, bound to the URL it is reached at (a
-    proof relayed from a server at another address does not verify)."""
-    mac = blake2b(f"{url}\n{nonce}".encode(), key=bytes.fromhex(secret), digest_size=32,
-                  person=_PERSON)
+def proof(secret: str, nonce: str, url: str, vault: str) -> str:
+    """What a server holding `secret` answers to `nonce`, bound to the URL it is reached at
+    and to the vault it serves (its real path): a proof relayed from a server at another
+    address does not verify, nor does the answer of a live server for another vault whose
+    discovery file was copied here."""
+    mac = blake2b(f"{url}\n{vault}\n{nonce}".encode(), key=bytes.fromhex(secret),
+                  digest_size=32, person=_PERSON)
     return mac.hexdigest()
 
 

@@ -50,6 +50,7 @@ from vault_engine.recall.pipeline import recall
 from vault_engine.recall.query import RecallQuery, RecallSettings
 from vault_engine.store.namespaces import Caller
 from vault_engine.store.vault import Vault
+from vault_engine.text import mend
 
 from . import discovery
 from .http_guard import MAX_CONNECTIONS, READ_TIMEOUT_S
@@ -142,7 +143,7 @@ class RecallServer:
         if self.allow_remote:
             return None
         names = {f"{n}:{self.port}" for n in LOOPBACK_NAMES} | set(LOOPBACK_NAMES)
-        host = request.headers.get("host", "").strip().lower()
+        host = request.authority.strip().lower()
         if host and host not in names:
             return f"Host {host!r} is not this server (loopback names only)"
         origin = request.headers.get("origin", "").strip().lower()
@@ -191,7 +192,8 @@ class RecallServer:
             if nonce is None:
                 return 400, {"error": "UsageError",
                              "message": "GET /challenge?nonce=HEX (32 to 128 hex digits)"}
-            return 200, {"proof": discovery.proof(self.secret, nonce.group(1), self.client_url)}
+            return 200, {"proof": discovery.proof(self.secret, nonce.group(1), self.client_url,
+                                                  os.path.realpath(self.vault.root))}
         if request.method == "GET":
             return 200, {"ok": True, "vault": str(self.vault.root)}
         agent = request.headers.get("x-alaya-agent")
@@ -212,7 +214,7 @@ class RecallServer:
     def _recall(self, data: bytes, agent: str | None) -> Reply:
         """One recall, in a worker thread."""
         try:
-            obj = json.loads(data.decode("utf-8") or "{}")
+            obj = mend.loads(data.decode("utf-8") or "{}")
             query = RecallQuery.from_json(obj)
             return 200, recall(self.vault.state_dir, query, embedder=self.embedder,
                                settings=self.settings, resident=True,

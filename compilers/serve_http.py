@@ -33,6 +33,7 @@ from typing import Any, Protocol
 import h11
 
 from .http_guard import (
+    GRACE_S,
     LINGER_S,
     MAX_CONNECTIONS,
     MAX_HEAD,
@@ -50,19 +51,28 @@ Reply = tuple[int, Any]  # (status, a JSON-able body)
 
 class Request:
     """One request's line and headers (names lower-case; a repeated header's values joined
-    with ", ", as RFC 9110 §5.3 combines them)."""
+    with ", ", as RFC 9110 §5.3 combines them). A target in absolute form
+    (`POST http://host:port/recall`) is split, as RFC 9112 §3.2.2 says a server must: its
+    authority is the request's host (`authority`; the Host header is ignored) and `target`
+    the path and query; otherwise `authority` is the Host header."""
 
-    __slots__ = ("method", "target", "path", "query", "headers")
+    __slots__ = ("method", "target", "path", "query", "headers", "authority")
 
     def __init__(self, event: h11.Request) -> None:
         self.method = event.method.decode("ascii")
         self.target = event.target.decode("ascii")
-        self.path, _, self.query = self.target.partition("?")
         headers: dict[str, str] = {}
         for name, value in event.headers:
             key, text = name.decode("ascii"), value.decode("ascii")
             headers[key] = f"{headers[key]}, {text}" if key in headers else text
         self.headers = headers
+        self.authority = headers.get("host", "")
+        scheme, sep, rest = self.target.partition("://")
+        if sep and scheme.lower() in ("http", "https") and "/" not in scheme:
+            authority, slash, path = rest.partition("/")
+            self.authority = authority or "(none)"  # `http:///x` names no host: not ours
+            self.target = slash + path if slash else "/"
+        self.path, _, self.query = self.target.partition("?")
 
 
 class App(Protocol):
@@ -90,6 +100,7 @@ class HttpServer:
         self._stopped: asyncio.Event | None = None
         self._started = threading.Event()
         self._accepting = False
+        self._judging = False  # a later look at the slots is due (`_judge`)
         self.connections: set[_Connection] = set()
 
     def serve_forever(self) -> None:
@@ -134,7 +145,12 @@ class HttpServer:
         assert self.loop is not None
         for _ in range(64):  # a burst, then the loop's other work
             if len(self.slots.open) > self.slots.cap:
-                self._pause()  # every slot is being answered: the listen backlog waits
+                # no connection may be dropped yet (all being answered, or too young to judge):
+                # the listen backlog waits, and the slots are judged again once the young
+                # ones are old enough — idle connections opened in a burst never hold the
+                # server until their read deadline
+                self._pause()
+                self._judge_later()
                 return
             try:
                 client, _ = self.sock.accept()
@@ -149,6 +165,19 @@ class HttpServer:
     def freed(self) -> None:
         if len(self.slots.open) <= self.slots.cap:
             self._resume()
+
+    def _judge_later(self) -> None:
+        if not self._judging and self.loop is not None:
+            self._judging = True
+            self.loop.call_later(GRACE_S, self._judge)
+
+    def _judge(self) -> None:
+        assert self.loop is not None
+        self._judging = False
+        if self.slots.make_room(self.loop.time()):
+            self.freed()
+        elif not self._accepting:
+            self._judge_later()
 
 
 class _Connection:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -39,6 +40,7 @@ class FakeServer:
 
     def __init__(self, host: str = "127.0.0.1", secret: str | None = None) -> None:
         self.secret = secret
+        self.vault = ""  # the vault it claims to serve (its proof is bound to it)
         self.received: list[bytes] = []
         self.sock = socket.create_server((host, 0))
         self.sock.settimeout(0.2)
@@ -74,7 +76,7 @@ class FakeServer:
                     line = head.split(b"\r\n", 1)[0].decode("latin-1")
                     if line.startswith(f"GET {PROOF_PATH}?nonce="):
                         nonce = line.split("nonce=", 1)[1].split(" ", 1)[0]
-                        answer = {"proof": proof(self.secret, nonce, self.url)
+                        answer = {"proof": proof(self.secret, nonce, self.url, self.vault)
                                   if self.secret else "00" * 32}
                     else:
                         answer = {"query": {}, "nodes": [{"id": "planted-by-the-fake"}]}
@@ -273,6 +275,33 @@ def test_the_servers_own_file_is_believed_and_written_private(graph_vault: Path)
         proc.terminate()
         proc.wait(10)
     assert not path.exists()
+
+
+def test_the_file_of_another_vaults_live_server_is_not_believed(graph_vault: Path,  # noqa: F811
+                                                               tmp_path: Path) -> None:
+    """A live alaya serve of another vault of this user, its discovery file copied here (a
+    folder copied whole, a sync of an untracked file by another tool): every check on the
+    file passes and the server holds its secret, but its proof is for its own vault."""
+    other = tmp_path / "other-vault"
+    shutil.copytree(graph_vault, other)
+    (other / ".alaya" / SERVE_FILE).unlink(missing_ok=True)
+    proc = start_serve(other)
+    try:
+        shutil.copy2(other / ".alaya" / SERVE_FILE, graph_vault / ".alaya" / SERVE_FILE)
+        os.chmod(graph_vault / ".alaya" / SERVE_FILE, 0o600)
+        info, why = trusted(graph_vault / ".alaya")
+        assert info is not None and why == ""  # the file itself looks right
+        result = recall(graph_vault)
+        assert result.returncode == 0, result.stderr
+        lines = [line for line in result.stderr.splitlines() if line.startswith("alaya:")]
+        assert len(lines) == 1 and "did not prove it holds the file's secret for this vault" \
+            in lines[0], result.stderr
+        assert json.loads(result.stdout)["query"]["text"] == QUERY
+        # the other vault's own clients still use it
+        assert recall(other).stderr == ""
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 def test_a_wildcard_server_announces_a_loopback_url(graph_vault: Path) -> None:  # noqa: F811

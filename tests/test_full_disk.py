@@ -137,6 +137,7 @@ COMMANDS: dict[str, tuple[Callable[[Path, Path], list[str]], frozenset[int]]] = 
                                      str(v.parent / "g.graphml")], frozenset({3})),
     "lint": (lambda v, o: ["lint", "--write-report"], frozenset({3})),
     "doctor": (lambda v, o: ["doctor", "--fix"], frozenset({0, 3})),
+    "doctor-read": (lambda v, o: ["doctor"], frozenset({0})),  # a reader: it answers
     "review": (lambda v, o: ["review", "approve"], frozenset({3})),
     "promote-shared": (lambda v, o: ["promote-shared", "Bot private"], frozenset({3})),
     "sync": (lambda v, o: ["sync"], frozenset({3})),

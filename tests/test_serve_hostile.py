@@ -165,6 +165,47 @@ def test_past_the_connection_cap_the_slowest_client_is_dropped(graph_vault: Path
             steady.close()
 
 
+def test_a_burst_of_idle_connections_past_the_cap_does_not_hold_the_server(graph_vault: Path) -> None:  # noqa: F811
+    """Four times the cap opened at once and left silent: all too young to judge when they
+    fill the slots, so accepting pauses — and the slots are judged again once they are old
+    enough, the idle ones dropped for the clients waiting behind them. Before, nothing looked
+    again until a read deadline (120 s here) closed one, and the recall gave up on the server."""
+    for url in _serve(graph_vault, "--max-connections", "20", "--read-timeout", "120"):
+        idle = []
+        try:
+            for _ in range(80):
+                with contextlib.suppress(OSError):
+                    idle.append(socket.create_connection(hostport(url), timeout=3))
+            result, _ = recall_cli(graph_vault)
+            assert result.returncode == 0 and result.stderr == "", result.stderr  # served
+            assert json.loads(result.stdout)["nodes"][0]["id"] == "card-outage"
+            assert sum(ends_with(s, 0.05)[1] for s in idle) > 0  # some were dropped for it
+        finally:
+            for s in idle:
+                s.close()
+
+
+def test_an_absolute_form_target_is_judged_by_its_own_authority(served: str) -> None:
+    """RFC 9112 §3.2.2: a server takes the host from an absolute-form target and ignores Host;
+    so does the rebinding check (before, `POST http://evil.example:PORT/recall` with a
+    loopback Host was routed as an unknown path, 404, and an absolute loopback one too)."""
+    host = served.split("://", 1)[1]
+    q = b'{"query": "checkout outage", "mode": "bm25"}'
+
+    def post(target: str) -> tuple[int, dict, bool]:
+        return send(served, f"POST {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close"
+                            f"\r\nContent-Length: {len(q)}\r\n\r\n".encode() + q)
+
+    port = host.rsplit(":", 1)[1]
+    for evil in (f"http://evil.example:{port}/recall", f"http://127.0.0.1.nip.io:{port}/recall",
+                 "http:///recall", f"HTTP://localhost.evil.example:{port}/recall"):
+        code, body, _ = post(evil)
+        assert code == 403 and "not this server" in body["message"], (evil, body)
+        assert "card-outage" not in json.dumps(body)
+    code, body, _ = post(f"http://{host}/recall")
+    assert code == 200 and body["nodes"][0]["id"] == "card-outage"
+
+
 QUERY = b'{"query": "checkout outage", "mode": "bm25"}'  # a recall main answers 200
 MALFORMED = {  # {h}: this server's host:port; {n}: len(QUERY); {q}: QUERY
     "HTTP/0.9 request line": b"GET /health\r\n",

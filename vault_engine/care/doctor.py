@@ -254,12 +254,16 @@ def _runtime_checks(vault: Vault) -> list[Check]:
     import json
     import os
 
-    from vault_engine.errors import LockTimeoutError
+    from vault_engine.errors import LockTimeoutError, WriteRefusedError
 
     out = []
     try:
         with vault.locked(timeout=0.2):
             pass
+    except WriteRefusedError as exc:  # a read-only disk, another user's vault: doctor reads
+        out.append(Check("writable", False, f"{exc.message}: reads answer, every write "
+                         "refuses (exit 3) until it is writable", exc.fix or "",
+                         severity="warning"))
     except LockTimeoutError:
         out.append(Check("lock", False, "another process holds the vault lock (.alaya/lock): "
                          "writes will wait for it", "wait for it, or find it with "

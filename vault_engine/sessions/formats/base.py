@@ -14,6 +14,7 @@ from typing import Any
 from vault_engine.errors import AlayaError
 from vault_engine.primitives import to_datetime
 from vault_engine.store.ids import is_valid_id, slug
+from vault_engine.text.mend import mended
 
 ROLES = {"user", "assistant", "system", "tool", "human", "ai", "bot", "agent", "developer"}
 TOOL_INPUT_CHARS = 120  # of a tool call's input, in its summary line
@@ -33,6 +34,10 @@ class TurnIn:
     turn_id: str | None = None
     tool_calls: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:  # a lone surrogate from a JSON escape: U+FFFD (text/mend)
+        for name in ("role", "content", "name", "turn_id", "tool_calls"):
+            object.__setattr__(self, name, mended(getattr(self, name)))
+
 
 @dataclass(frozen=True)
 class SessionIn:
@@ -47,6 +52,10 @@ class SessionIn:
     raw: bytes = b""
     raw_ext: str = ".json"
     source: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("id", "channel", "agent", "metadata"):
+            object.__setattr__(self, name, mended(getattr(self, name)))
 
 
 def session_id(value: Any, fallback: str) -> str:
