@@ -226,3 +226,26 @@ def test_capture_stdin_key_over_two_messages(vault_path: Path) -> None:
               input="".join(json.dumps(x) + "\n" for x in lines))
     assert r.exit_code == 0, r.output
     assert_gone(vault_path, *body, outputs=(r.output,))
+
+
+def test_a_provider_never_receives_a_secret() -> None:
+    """Whoever builds a prompt or a batch, what reaches the endpoint (a real local HTTP
+    server) has passed the redactor: the chat API and the embeddings API."""
+    from vault_engine.providers.embedding import OpenAIEmbedder
+    from vault_engine.providers.llm import ChatClient, LLMSettings
+
+    from .openai_server import FakeOpenAI
+
+    with FakeOpenAI() as srv:
+        srv.completions.append('{"cards": []}')
+        client = ChatClient(LLMSettings(provider="openai", base_url=srv.url, model="m",
+                                        api_key=None, timeout_s=10.0, max_retries=0,
+                                        daily_call_budget=10, max_response_bytes=1 << 20),
+                            backoff_s=0.0)
+        client.complete([{"role": "user", "content": "the vpn 口令是 Vp6#kR9mQz，记一下"}])
+        OpenAIEmbedder(srv.url, "m", max_retries=0).embed_passages(
+            ["deploy with DEPLOY_TOKEN=Dt3Wq8Zm5Lp7Xc"])
+        sent = json.dumps([r["body"] for r in srv.requests], ensure_ascii=False)
+    assert srv.requests and "[REDACTED:" in sent
+    for value in ("Vp6#kR9mQz", "Dt3Wq8Zm5Lp7Xc"):
+        assert not windows(value) & {sent[i:i + 6] for i in range(len(sent) - 5)}

@@ -99,10 +99,8 @@ class ChatClient:
                  json_mode: bool = True) -> str:
         import httpx
 
-        from vault_engine.redaction_input import mask
-
-        # a remote model never receives a secret, whatever the caller put in the prompt
-        payload: dict[str, Any] = {"model": self.settings.model, "messages": mask(list(messages)),
+        # post_json masks every secret in the prompt, whoever built it (providers/http.py)
+        payload: dict[str, Any] = {"model": self.settings.model, "messages": list(messages),
                                    "temperature": temperature}
         if json_mode:
             payload["response_format"] = {"type": "json_object"}
