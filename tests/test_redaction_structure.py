@@ -233,3 +233,17 @@ def test_shapes() -> None:
     assert not looks_secret("card-a1b2c3d4") and not looks_secret("ent-0a9b8c7d")
     assert not looks_secret("9c4e1f7a2b3d5e6f708192a3b4c5d6e7f8091a2b")
     assert credential_like("hunter2024") and not credential_like("required")
+
+
+def test_long_runs_cost_linear_time() -> None:
+    """A long run of letters after a credential word (a pasted hash, a minified line) is
+    judged in linear time: no rule backtracks over every way to split it."""
+    import time
+
+    for text in ("the token:\n" + "abcdefghij" * 4 + "Z9!\n",
+                 "password " + "kq" * 30 + "Z",
+                 "npm auth\n" + "q" * 3000 + "!\n",
+                 "SECRET " + "Ab" * 1500 + "=" + "x" * 500):
+        start = time.perf_counter()
+        redact(text)
+        assert time.perf_counter() - start < 1.0

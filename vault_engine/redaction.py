@@ -134,8 +134,8 @@ def value_span(text: str, pos: int, *, stop: str = "") -> tuple[int, int] | None
     return (pos, end) if end > pos else None
 
 
-_ASSIGN = re.compile(
-    r"(?P<name>[A-Za-z_$][\w.$-]*)[\"'`]?[ \t]*(?::=|=>|=|:)(?![/=])[ \t]*")
+_ASSIGN = re.compile(  # a name starts where a word does: each run is tried once, not at each offset
+    r"(?<![\w.$-])(?P<name>[A-Za-z_$][\w.$-]*)[\"'`]?[ \t]*(?::=|=>|=|:)(?![/=])[ \t]*")
 _FLAG = re.compile(r"(?<![\w-])--(?P<name>[A-Za-z][\w-]*)(?:=|[ \t]+)")
 _SHORT_ATTACHED = re.compile(r"(?<![\w-])-p(?=[^\s-])")
 _SHORT_SPACED = re.compile(r"(?<![\w-])-[pa][ \t]+(?=[^\s-])")

@@ -40,7 +40,9 @@ _NUMERIC = re.compile(r"^[\d.:/,+x-]+[a-z]{0,3}$", re.I)  # ports, dates, IPs, s
 _EMAIL = re.compile(r"^[\w.+-]+@(?:[a-z0-9-]+\.)+[a-z]{2,}$")  # a domain in lower case
 _PATH = re.compile(r"^(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]*$")
 _WORD_DIGITS = re.compile(r"^(?:[A-Za-z]+[-_.]?\d{1,4}|\d{1,4}[A-Za-z]{1,3})$")  # python3, 128k
-_CAMEL = re.compile(r"^(?:[a-z]{2,}|[A-Z][a-z]+|[A-Z]{2,}(?=[A-Z][a-z]|$|\d))+$")
+# atomic groups: a word, once taken, is never split again (no backtracking blow-up on a long
+# run of letters that is no CamelCase after all)
+_CAMEL = re.compile(r"^(?>[a-z]{2,}|[A-Z][a-z]+|[A-Z]{2,}(?![a-z]))+$")
 _IDENT = re.compile(r"^[a-z][a-z0-9]*(?:[-_.:][a-z0-9]+)*$")  # kebab/snake/dotted lowercase
 _FILE_REF = re.compile(r"^[\w./@-]*\.[a-z][a-z0-9]{0,4}(?::\d+(?:[-:]\d+)?)?$")  # src/app.ts:5
 _TRAILING = ".,;:!?"
