@@ -49,13 +49,17 @@ def append_event(state_dir: Path, event: Mapping[str, Any]) -> None:
     the machine refuses is WriteRefusedError; a line it cut short is skipped by readers and
     ended before the next one."""
     from .errors import refused_write
-    from .redaction import redact
+    from .redaction_trigger import triggered
 
     path = state_dir / TELEMETRY
     # what a recall asked and a verdict's reason are logged only through the redactor (the
-    # rest of an event is numbers and the ids alaya made)
-    event = {k: redact(v) if isinstance(v, str) and k not in _MADE else v
-             for k, v in event.items()}
+    # rest of an event is numbers and the ids alaya made); its rules are loaded only for a
+    # text its first step does not clear
+    if any(isinstance(v, str) and k not in _MADE and triggered(v) for k, v in event.items()):
+        from .redaction import redact
+
+        event = {k: redact(v) if isinstance(v, str) and k not in _MADE else v
+                 for k, v in event.items()}
     line = json.dumps(dict(event), ensure_ascii=False, separators=(",", ":")) + "\n"
     data = line.encode("utf-8")
     try:
