@@ -69,12 +69,30 @@ def style(text: str, **kwargs: Any) -> str:
     return click.style(text, **kwargs) if use_color() else text
 
 
-def echo(text: str = "", err: bool = False) -> None:
+def echo(text: str = "", err: bool = False, *, checked: bool = False) -> None:
+    """Print — through the redactor: a command echoes no secret, not even the caller's own
+    (docs/security.md §2). `checked`: the text was built from what already passed it (a
+    recall answer is made of compiled, masked artifacts)."""
+    if not checked:
+        from vault_engine.redaction_trigger import triggered
+
+        if triggered(text):
+            from vault_engine.redaction import redact
+
+            text = redact(text)
     click.echo(text, err=err, color=use_color(sys.stderr if err else sys.stdout))
 
 
-def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+def emit_json(data: Any, *, checked: bool = False) -> None:
+    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    if not checked:
+        from vault_engine.redaction_trigger import triggered
+
+        if triggered(text):
+            from vault_engine.redaction_input import mask
+
+            text = json.dumps(mask(data), ensure_ascii=False, indent=2, default=str)
+    click.echo(text)
 
 
 def ok(text: str) -> str:

@@ -132,8 +132,16 @@ def recall(obj: Any, text: str, concepts: str, rels: tuple[str, ...], depth: int
         result["saved"] = {"path": path, "commit": sha,
                            "refresh": after_write(vault, quiet=fmt == "json" or as_json)}
     fmt = "json" if as_json else (fmt or "text")
+    # the answer is made of compiled artifacts, masked at compile; only the caller's own
+    # query is printed back, and it passes the redactor here
+    from vault_engine.redaction_trigger import triggered
+
+    if triggered(json.dumps(result["query"], ensure_ascii=False)):
+        from vault_engine.redaction_input import mask
+
+        result["query"] = mask(result["query"])
     if fmt == "json":
-        emit_json(result)
+        emit_json(result, checked=True)
     elif fmt == "prompt":
         click.echo(prompt_block(result))
     else:
@@ -178,31 +186,32 @@ def _render(result: dict[str, Any]) -> None:
         f" relations={q['relations']}" if q["relations"] else "") + (
         f" depth={q['depth']}" if q["relations"] or q["from_nodes"] else "") + (
         f" from={q['from_nodes']}" if q["from_nodes"] else "")
-    echo(f"🔍 Recalling: {desc.strip()}\n")
+    echo(f"🔍 Recalling: {desc.strip()}\n", checked=True)
     for w in result["warnings"]:
-        echo(style(f"! {w}", fg="yellow"), err=True)
+        echo(style(f"! {w}", fg="yellow"), err=True, checked=True)
     for i, n in enumerate(result["nodes"], 1):
         tag = f"#{n['type']}" if n.get("type") else f"#{n['kind']}"
         flag = caution(n)
         echo(f"[{i}] {style(n['title'], bold=True)} (h={n['h_distance']:.2f}) {tag}"
-             + (style(flag, fg="yellow") if flag else ""))
+             + (style(flag, fg="yellow") if flag else ""), checked=True)
         if n.get("matched_rel"):
             echo(f"    matched: {n['matched_rel']} (rel_sim={n['rel_similarity']}) "
-                 f"via {n['via']}")
+                 f"via {n['via']}", checked=True)
         if n["kind"] == "session" and n.get("turns"):
             for t in n["turns"][:2]:
-                echo(f"    [^{t['anchor']}] {t['text'][:160]}")
+                echo(f"    [^{t['anchor']}] {t['text'][:160]}", checked=True)
         elif n.get("snippet"):
-            echo(f"    {n['snippet'][:200]}")
-        echo(f"    {style(n['id'], fg='cyan')}  {n['path']}")
+            echo(f"    {n['snippet'][:200]}", checked=True)
+        echo(f"    {style(n['id'], fg='cyan')}  {n['path']}", checked=True)
     if not result["nodes"]:
-        echo("No memories matched.")
+        echo("No memories matched.", checked=True)
     if result["explorable"]:
-        echo("\nExplorable paths:")
+        echo("\nExplorable paths:", checked=True)
         for e in result["explorable"][:6]:
             echo(f"  - {e['rel']} ({e['count']} node{'s' if e['count'] != 1 else ''}, "
-                 f"rel_sim={e['rel_sim_to_query']})")
+                 f"rel_sim={e['rel_sim_to_query']})", checked=True)
     avg = result["h_distance_avg"]
     if avg is not None:
         verdict = "🎯 close to target" if avg < 0.3 else "keep exploring"
-        echo(f"\nAverage h_distance: {avg:.2f} ({verdict})  ·  {result['latency_ms']:.0f} ms")
+        echo(f"\nAverage h_distance: {avg:.2f} ({verdict})  ·  {result['latency_ms']:.0f} ms",
+             checked=True)

@@ -41,13 +41,25 @@ class NoteStats:
         return sum(self.scores) / len(self.scores) if self.scores else 0.0
 
 
+_MADE = {"ts", "id", "build", "compiled_at", "agent", "feedback"}  # alaya's own values: no secret
+
+
 def append_event(state_dir: Path, event: Mapping[str, Any]) -> None:
     """Append one event; a single write of one line keeps concurrent appenders whole. A write
     the machine refuses is WriteRefusedError; a line it cut short is skipped by readers and
     ended before the next one."""
     from .errors import refused_write
+    from .redaction_trigger import triggered
 
     path = state_dir / TELEMETRY
+    # what a recall asked and a verdict's reason are logged only through the redactor (the
+    # rest of an event is numbers and the ids alaya made); its rules are loaded only for a
+    # text its first step does not clear
+    if any(isinstance(v, str) and k not in _MADE and triggered(v) for k, v in event.items()):
+        from .redaction import redact
+
+        event = {k: redact(v) if isinstance(v, str) and k not in _MADE else v
+                 for k, v in event.items()}
     line = json.dumps(dict(event), ensure_ascii=False, separators=(",", ":")) + "\n"
     data = line.encode("utf-8")
     try:

@@ -95,9 +95,16 @@ def post_json(client: Any, url: str, payload: dict[str, Any], *, api_key: str | 
               timeout_s: float, max_retries: int, backoff_s: float,
               error: type[AlayaError], fix: str, max_bytes: int = MAX_RESPONSE_BYTES,
               max_retry_after_s: float = MAX_RETRY_AFTER_S) -> Any:
-    """POST `payload`, return the decoded JSON body, or raise `error` naming the cause."""
+    """POST `payload`, return the decoded JSON body, or raise `error` naming the cause.
+
+    The one door to every provider (LLM, embeddings, reranker): what it sends passes the
+    redactor first, so an endpoint never receives a secret, whoever built the payload
+    (docs/security.md §2)."""
     import httpx
 
+    from vault_engine.redaction_input import mask
+
+    payload = mask(payload)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     deadline = time.monotonic() + timeout_s
     last = ""

@@ -99,6 +99,7 @@ class ChatClient:
                  json_mode: bool = True) -> str:
         import httpx
 
+        # post_json masks every secret in the prompt, whoever built it (providers/http.py)
         payload: dict[str, Any] = {"model": self.settings.model, "messages": list(messages),
                                    "temperature": temperature}
         if json_mode:

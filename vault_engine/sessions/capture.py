@@ -171,6 +171,18 @@ def _flush(vault: Vault, session: str, messages: list[dict[str, Any]],
         stats.commits.append(sha)
 
 
+def _clean_name(session: str) -> str:
+    """A session name without a token pasted into it: it names the spool, the checkpoint and
+    the note (docs/security.md §2)."""
+    from vault_engine.redaction import redact_name
+
+    if redact_name(session) == session:
+        return session
+    from .formats.base import session_id
+
+    return session_id(session, session)
+
+
 def capture_file(vault: Vault, source: Path, session: str, *, follow: bool = False,
                  poll_s: float = 0.5, idle_s: float | None = None,
                  should_stop: Callable[[], bool] = lambda: False,
@@ -178,6 +190,7 @@ def capture_file(vault: Vault, source: Path, session: str, *, follow: bool = Fal
                  on_flush: Callable[[CaptureStats], None] | None = None,
                  redact: bool = True) -> CaptureStats:
     _check_session(session)
+    session = _clean_name(session) if redact else session
     stats = CaptureStats(session)
     last_change = time.monotonic()
     while True:
@@ -223,11 +236,15 @@ def capture_stream(vault: Vault, lines: Iterable[bytes], session: str, *, batch:
     ingested. Messages with an `id` already in the spool are skipped after a restart. With
     `redact`, a line's secrets are replaced before it reaches the spool."""
     _check_session(session)
+    session = _clean_name(session) if redact else session
     stats = CaptureStats(session)
     spool = _state_dir(vault) / f"{session}.jsonl"
     spooled, _ = _messages(spool.read_bytes() if spool.exists() else b"", stats)
     seen = {str(m["id"]) for m in spooled if m.get("id") is not None}
     pending = 0
+    from vault_engine.redaction import Scanner
+
+    scanner = Scanner()  # a private key pasted over several messages is masked to its END
     fd = os.open(spool, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         for line in lines:
@@ -246,7 +263,7 @@ def capture_stream(vault: Vault, lines: Iterable[bytes], session: str, *, batch:
             if redact:
                 from vault_engine.text.secrets import redact_input
 
-                line = redact_input(line)
+                line = redact_input(line, scanner)
             os.write(fd, line)
             os.fsync(fd)
             pending += 1

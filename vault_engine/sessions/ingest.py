@@ -302,7 +302,8 @@ def ingest(vault: Vault, inputs: Iterable[tuple[str, bytes]], *, commit: bool = 
         first = changed[0][1][0]
         message = (f"ingest: {first.session} ({first.new_turns} turns)" if len(changed) == 1
                    else f"ingest: {len(changed)} sessions")
-        with vault.transaction(message + "\n\n" + "\n".join(lines), commit=commit) as tx:
+        with vault.transaction(message + "\n\n" + "\n".join(lines), commit=commit,
+                               redact=redact) as tx:
             for session, (report, text, note_rel, raw_rel) in changed:
                 assert text is not None
                 tx.write_raw(raw_rel, session.raw)  # first: a note never names a missing raw

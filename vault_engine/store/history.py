@@ -171,7 +171,11 @@ COPY_COMMANDS = ("import", "sync-apart")
 def with_trailers(message: str, agent: str | None = None) -> str:
     """`message` plus `Alaya-Command:` and `Alaya-Agent:` trailers (git interpret-trailers
     form). `agent` is the caller of the change (its transaction's), never read from the
-    environment: none for the owner."""
+    environment: none for the owner. A secret in the message is masked (docs/security.md §2):
+    git keeps a message forever."""
+    from vault_engine.redaction import redact
+
+    message = redact(message)
     words = message.split(":", 1)[0].split()
     command = _COMMAND or (words[0] if words else "alaya")
     return (f"{message.rstrip()}\n\n{COMMAND_TRAILER}: {command}\n"

@@ -56,9 +56,12 @@ def safe_filename(title: str, fallback: str = "untitled") -> str:
     """A file name (without `.md`) from a title: readable, CJK kept, nothing unsafe.
 
     `Gateway restart: notify Telegram first` → `Gateway restart - notify Telegram first`.
-    Leading dots are removed (no hidden files), length is capped in UTF-8 bytes.
+    Leading dots are removed (no hidden files), length is capped in UTF-8 bytes. A secret in
+    the title never becomes a file name (docs/security.md §2).
     """
-    name = unicodedata.normalize("NFC", title)
+    from vault_engine.redaction import redact_name
+
+    name = unicodedata.normalize("NFC", redact_name(title))
     name = _FILENAME_BAD_RE.sub(" - ", name)
     name = re.sub(r"\s+", " ", name).strip(" .-")
     name = re.sub(r"(?: - )+", " - ", name)
@@ -72,6 +75,8 @@ def safe_filename(title: str, fallback: str = "untitled") -> str:
 
 def slug(text: str) -> str:
     """A lowercase ASCII-ish slug for folder names (`Pattern Library` → `pattern-library`)."""
-    text = unicodedata.normalize("NFKC", text).strip().lower()
+    from vault_engine.redaction import redact_name
+
+    text = unicodedata.normalize("NFKC", redact_name(text)).strip().lower()
     text = re.sub(r"[^\w]+", "-", text, flags=re.UNICODE).strip("-")
     return text or "misc"

@@ -26,10 +26,18 @@ class Transaction:
     tx.sha  # the commit, or None (nothing changed / --no-commit)
     ```
     On an exception every file written in the transaction is put back as it was.
+
+    What it writes and its commit message pass the redactor (`redact=False` only for
+    `ingest --no-redact`): see `Vault.write_text`.
     """
 
-    def __init__(self, vault: Vault, message: str, *, commit: bool = True) -> None:
+    def __init__(self, vault: Vault, message: str, *, commit: bool = True,
+                 redact: bool = True) -> None:
+        from vault_engine.redaction import redact as mask_text
+
         self.vault = vault
+        self.redact = redact
+        message = mask_text(message) if redact else message
         self.message = message
         self.commit = commit
         self.written: list[str] = []
@@ -77,16 +85,22 @@ class Transaction:
 
     def create(self, rel: str, text: str) -> str:
         self._remember(rel)
-        self._ours[rel] = self.vault.write_text(rel, text, MISSING)
+        self._ours[rel] = self.vault.write_text(rel, text, MISSING, redact=self.redact)
         return self._ours[rel]
 
     def write(self, rel: str, text: str, expected: str | None) -> str:
         self._remember(rel)
-        self._ours[rel] = self.vault.write_text(rel, text, expected)
+        self._ours[rel] = self.vault.write_text(rel, text, expected, redact=self.redact)
         return self._ours[rel]
 
     def write_raw(self, rel: str, data: bytes) -> None:
-        """Write a non-note file the tool owns (a session's raw input), atomically."""
+        """Write a non-note file the tool owns (a session's raw input), atomically — its
+        secrets masked in its own format (what ingest already redacted is not scanned again)."""
+        if self.redact:
+            from vault_engine.redaction_input import redact_input, scrubbed
+
+            if not scrubbed(data):
+                data = redact_input(data)
         self._remember(rel)
         with self.vault.locked():
             atomic_write(self.vault.abspath(rel), data)

@@ -399,7 +399,8 @@ class Vault:
             return MISSING
 
     def write_text(self, rel: str, text: str, expected: str | None, *,
-                   sync_after: bool = False, base: str | None = None) -> str:
+                   sync_after: bool = False, base: str | None = None,
+                   redact: bool = True) -> str:
         """Atomically write `text`; `expected` is the checksum read (MISSING: must be new).
 
         `expected=None` skips the guard (only for files the tool alone owns). The guard runs
@@ -409,9 +410,15 @@ class Vault:
         merged back in (store/late.py). Returns the new checksum. Raises ConflictError when
         the file changed where this write changes it too, NamespaceError when the caller may
         not write it.
+
+        The redactor sits here, so no writer can forget it: every secret this write brings
+        is masked (`redact=False` only for `ingest --no-redact`); one the file already held —
+        a person's own text — stays theirs (docs/security.md §2).
         """
         with self.locked():
             full = self.abspath(rel)
+            if redact:
+                text = self._scrub(rel, text, base)
             self._guard(rel, text)
             data = text.encode("utf-8")
             rebase = rebase_regions(base.encode("utf-8"), data) if base is not None else None
@@ -435,6 +442,36 @@ class Vault:
             for replaced in keep:
                 self._replaced.append((rel, replaced))
             return checksum(data)
+
+    def _scrub(self, rel: str, text: str, base: str | None) -> str:
+        """`text` with every secret it brings masked (vault_engine/redaction_input.py)."""
+        from vault_engine.redaction_input import gate, new_hits
+
+        before = base
+        if before is None:
+            try:
+                before = self.abspath(rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                before = None
+        hits = new_hits(text, before)
+        if not hits:
+            return text
+        if rel.endswith(".md") and text.lstrip("\ufeff").startswith("---"):
+            from .frontmatter import NoteText
+
+            try:
+                doc = NoteText.parse(text, path=rel)
+            except Exception:  # not a note's frontmatter after all: masked as text
+                return gate(text, before)
+            head = len(doc.bom + doc.open_fence + doc.frontmatter.text() + doc.close_fence)
+            if any(h.start < head for h in hits):  # a mark inside YAML is a value, quoted
+                for key, value in list(doc.frontmatter.data.items()):
+                    masked = _masked(value, before)
+                    if masked != value:
+                        doc.set(key, masked)
+                doc.body = gate(doc.body, before)
+                return doc.render()
+        return gate(text, before)
 
     def _moved(self, rel: str, exists: bool, creating: bool = False) -> ConflictError:
         if creating:
@@ -513,8 +550,23 @@ class Vault:
                                     fix="run the command again")
             self.abspath(rel).unlink(missing_ok=True)
 
-    def transaction(self, message: str, *, commit: bool = True) -> Transaction:
-        return Transaction(self, message, commit=commit and bool(self.config.get("git", "commit")))
+    def transaction(self, message: str, *, commit: bool = True,
+                    redact: bool = True) -> Transaction:
+        return Transaction(self, message, commit=commit and bool(self.config.get("git", "commit")),
+                           redact=redact)
+
+
+def _masked(value: Any, before: str | None) -> Any:
+    """A frontmatter value with every secret new to it masked, its YAML types kept."""
+    from vault_engine.redaction_input import gate
+
+    if isinstance(value, str):
+        return gate(value, before)
+    if isinstance(value, dict):
+        return type(value)((k, _masked(v, before)) for k, v in value.items())
+    if isinstance(value, list):
+        return type(value)(_masked(v, before) for v in value)
+    return value
 
 
 _PARSER_VERSION: str | None = None

@@ -59,7 +59,12 @@ class SessionIn:
 
 
 def session_id(value: Any, fallback: str) -> str:
+    """A session's id from its transcript's id, key or file name — never carrying a token
+    pasted into one (docs/security.md §2)."""
+    from vault_engine.redaction import redact_name
+
     text = str(value).strip() if value not in (None, "") else fallback
+    text = redact_name(text)
     if is_valid_id(text):
         return text
     return "session-" + slug(text)[:80]
