@@ -247,3 +247,16 @@ def test_long_runs_cost_linear_time() -> None:
         start = time.perf_counter()
         redact(text)
         assert time.perf_counter() - start < 1.0
+
+
+def test_a_path_of_words_beside_an_english_pass_is_no_secret() -> None:
+    """"pass" the verb and a path made of words (an error naming a note) in one clause: the
+    path is a note's, not a password (the door sweep's traverse error was masked, which also
+    broke the echo of the caller's own argument)."""
+    from vault_engine.redaction import redact
+
+    for text in ("✗ no node 'cards/@alice/gotcha/Gotcha - the queue.md' (fix: pass node ids)",
+                 "pass the path notes/@ops/Runbook/Deploy to the tool",
+                 "把 cards/@bob/decision/Rollout 这个路径 pass 给 traverse"):
+        assert redact(text) == text
+    assert "Tr0ub4dor" not in redact("the db pass is Tr0ub4dor/x9Lq")

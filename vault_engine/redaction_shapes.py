@@ -123,8 +123,9 @@ def looks_secret(value: str) -> bool:
         return False
     if _UUID.match(v) or _HASH.match(v) or _VERSION.match(v) or _NUMERIC.match(v):
         return False
-    if all(re.fullmatch(r"[a-z]+|[0-9a-f]{1,12}", p) for p in re.split(r"[-_.:/]", v) if p):
-        return False  # an id made of words and a short hex: card-7f3a2c1d, build-20261204
+    if all(re.fullmatch(r"[A-Z]?[a-z]+|[0-9a-f]{1,12}", p) for p in re.split(r"[-_.:/@]", v) if p):
+        return False  # an id or a path made of words and a short hex: card-7f3a2c1d,
+        # build-20261204, @alice/gotcha/Gotcha
     lower, upper, digit, symbol = _classes(v)
     odd_count = sum(1 for c in v if not c.isalnum() and c not in "-_./:@")  # ! # % & + = ~
     odd = odd_count > 0
