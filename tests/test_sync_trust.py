@@ -228,7 +228,8 @@ def test_a_sync_killed_at_random_points_loses_nothing_and_the_next_one_recovers(
         machines: tuple[Path, Path], tmp_path: Path) -> None:
     """20 real `alaya sync` processes killed with SIGKILL (the whole process group, git
     included) at random moments of a merge that runs the note driver over many files; after
-    each, every card is still in the working tree as a committed version, the remote is still
+    each, every card is in the working tree as a committed version (or, the one git was
+    rewriting at the kill, committed and put back by the next sync), the remote is still
     configured, and the next sync finishes the job."""
     a, b = machines
     rng = random.Random(24)
@@ -267,8 +268,12 @@ def test_a_sync_killed_at_random_points_loses_nothing_and_the_next_one_recovers(
             blob = sh("git", "hash-object", rel, cwd=a).strip()
             sh("git", "cat-file", "-e", blob, cwd=a)
             assert data.strip(), rel
-        for i in range(8):
-            assert (a / "cards" / f"a{i}.md").exists(), f"round {round_}: a{i} lost"
+        # a card git was rewriting when the kill came may be missing for now: git's checkout
+        # unlinks a file, reads the blob, then creates it (entry.c). It is not lost — its
+        # versions are committed on both sides, and the next sync must put it back (below)
+        missing = [i for i in range(8) if not (a / "cards" / f"a{i}.md").exists()]
+        for i in missing:
+            sh("git", "cat-file", "-e", f"HEAD:cards/a{i}.md", cwd=a)
         assert sh("git", "remote", "get-url", "origin", cwd=a).strip()
         for c in committed:  # no commit lost
             sh("git", "cat-file", "-e", c, cwd=a)
@@ -278,6 +283,8 @@ def test_a_sync_killed_at_random_points_loses_nothing_and_the_next_one_recovers(
         assert "Traceback" not in res.stderr
         recovered += [line for line in res.stdout.splitlines() if "interrupted sync" in line]
         assert not sh("git", "status", "--porcelain", "--untracked-files=no", cwd=a).strip()
+        for i in range(8):
+            assert (a / "cards" / f"a{i}.md").exists(), f"round {round_}: a{i} not put back"
         text = (a / "cards" / "a3.md").read_text()
         assert f"A round {round_}." in text and f"B round {round_}." in text
         sh("git", "pull", "-q", "--no-rebase", "origin", "main", cwd=b)
