@@ -19,6 +19,20 @@ def machine_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("cache")
 
 
+def module_machine(tmp_path_factory: pytest.TempPathFactory) -> pytest.MonkeyPatch:
+    """For a module-scoped fixture: a fresh HOME without git config, the hash embedder, a
+    cache of its own and no agent; the caller undoes the patch when it is done."""
+    mp = pytest.MonkeyPatch()
+    home = tmp_path_factory.mktemp("home")
+    mp.setenv("HOME", str(home))
+    mp.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    mp.setenv("ALAYA_EMBED_PROVIDER", "hash")
+    mp.setenv("ALAYA_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    mp.delenv("ALAYA_AGENT", raising=False)
+    return mp
+
+
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
                  machine_cache: Path) -> Path:

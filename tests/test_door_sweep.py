@@ -25,6 +25,8 @@ from click.testing import CliRunner
 
 from cli.main import cli, command_names
 
+from .conftest import module_machine
+
 ROOT = Path(__file__).resolve().parent.parent
 MARKS = ("wombatquill", "袋熊羽毛笔")  # alice's, in everything of hers
 TITLE = "Wombatquill billing cutover"  # her card's title (and so its file name)
@@ -58,14 +60,7 @@ def words(value: Any) -> tuple[str, ...]:
 
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    mp = pytest.MonkeyPatch()
-    home = tmp_path_factory.mktemp("home")
-    mp.setenv("HOME", str(home))
-    mp.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-    mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    mp.setenv("ALAYA_EMBED_PROVIDER", "hash")
-    mp.setenv("ALAYA_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-    mp.delenv("ALAYA_AGENT", raising=False)
+    mp = module_machine(tmp_path_factory)
     v = tmp_path_factory.mktemp("sweep") / "vault"
     assert "Created" in run(v, "init", str(v), agent=None) or (v / "alaya.toml").exists()
     src = v.parent / "alice.json"

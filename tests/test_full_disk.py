@@ -37,6 +37,16 @@ ALAYA = str(Path(sys.executable).parent / "alaya")
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "sessions"
 
 
+def push_as_other(repo: git.Repo, message: str) -> None:
+    """Commit everything in the other machine's clone, as its person, and push it."""
+    repo.git.add("-A")
+    with repo.git.custom_environment(GIT_AUTHOR_NAME="Other", GIT_AUTHOR_EMAIL="o@example.org",
+                                     GIT_COMMITTER_NAME="Other",
+                                     GIT_COMMITTER_EMAIL="o@example.org"):
+        repo.git.commit("-qm", message)
+    repo.git.push("-q", "origin", "main")
+
+
 # -- the reference vault, built once --------------------------------------------------------
 @dataclass(frozen=True)
 class Ref:
@@ -91,12 +101,7 @@ def ref(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ref]:
         (base / "other" / "cards" / "Remote note.md").write_text(
             "---\ntitle: Remote note\n---\nFrom the other machine. 来自另一台机器。\n",
             encoding="utf-8")
-        other.git.add("-A")
-        with other.git.custom_environment(GIT_AUTHOR_NAME="Other", GIT_AUTHOR_EMAIL="o@example.org",
-                                          GIT_COMMITTER_NAME="Other",
-                                          GIT_COMMITTER_EMAIL="o@example.org"):
-            other.git.commit("-qm", "remote note")
-        other.git.push("-q", "origin", "main")
+        push_as_other(other, "remote note")
         outside = base / "outside"
         (outside / "import").mkdir(parents=True)
         (outside / "import" / "Imported note.md").write_text("# Imported\n\nSee [[Alpha card]].\n",
@@ -670,12 +675,7 @@ def test_a_sync_whose_checkout_fills_the_disk_is_undone_and_the_next_one_brings_
         body = " ".join(words[(i * 7 + j * 3) % len(words)] for j in range(4000))
         (other / "cards" / f"{title}.md").write_text(f"---\ntitle: {title}\n---\n{body}\n",
                                                      encoding="utf-8")
-    theirs.git.add("-A")
-    with theirs.git.custom_environment(GIT_AUTHOR_NAME="Other", GIT_AUTHOR_EMAIL="o@example.org",
-                                       GIT_COMMITTER_NAME="Other",
-                                       GIT_COMMITTER_EMAIL="o@example.org"):
-        theirs.git.commit("-qm", "thirty incidents")
-    theirs.git.push("-q", "origin", "main")
+    push_as_other(theirs, "thirty incidents")
     before, before_git = snapshot(vault), git_state(vault)
     disk.refuse("full", leave=300_000)
     result = invoke(vault, "sync")

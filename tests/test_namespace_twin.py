@@ -26,6 +26,8 @@ from click.testing import CliRunner
 
 from cli.main import cli
 
+from .conftest import module_machine
+
 ROOT = Path(__file__).resolve().parent.parent
 VOLATILE = ("latency_ms", "build", "compiled_at")  # a run's own, not the vault's
 
@@ -154,14 +156,7 @@ def make_vault(path: Path, with_alice: bool) -> Path:
 
 @pytest.fixture(scope="module")
 def twins(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    mp = pytest.MonkeyPatch()
-    home = tmp_path_factory.mktemp("home")
-    mp.setenv("HOME", str(home))
-    mp.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-    mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    mp.setenv("ALAYA_EMBED_PROVIDER", "hash")
-    mp.setenv("ALAYA_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-    mp.delenv("ALAYA_AGENT", raising=False)
+    mp = module_machine(tmp_path_factory)
     root = tmp_path_factory.mktemp("twins")
     v = make_vault(root / "with-alice", with_alice=True)
     v0 = make_vault(root / "without-alice", with_alice=False)
