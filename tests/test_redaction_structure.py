@@ -260,3 +260,15 @@ def test_a_path_of_words_beside_an_english_pass_is_no_secret() -> None:
                  "把 cards/@bob/decision/Rollout 这个路径 pass 给 traverse"):
         assert redact(text) == text
     assert "Tr0ub4dor" not in redact("the db pass is Tr0ub4dor/x9Lq")
+
+
+def test_a_wikilink_beside_a_credential_word_is_a_note_not_a_value() -> None:
+    """`[[id|title]]` names a note; "login" in the same clause does not make it a password
+    (a gap report's "consolidate [[cert-a|Mobile login certificate]]" was masked)."""
+    from vault_engine.redaction import redact
+
+    for text in ("consolidate [[cert-a|Mobile login certificate]], [[cert-b|Certbot job]].",
+                 "登录问题见 [[card-9f2|Mobile 登录 token 刷新]] 和 [[Auth-Gateway|网关]]"):
+        assert redact(text) == text
+    masked = redact("see [[cert-a|Mobile]]; the login password is Xq9!pLm2z")
+    assert "[[cert-a|Mobile]]" in masked and "Xq9!pLm2z" not in masked

@@ -101,6 +101,7 @@ def credential_name(name: str) -> bool:
 # -- structure ------------------------------------------------------------------------------
 _QUOTES = {"'": "'", '"': '"', "`": "`", "“": "”", "‘": "’", "「": "」", "『": "』"}
 _BARE = re.compile(rf"{_V}+")
+_WIKILINK = re.compile(r"\[\[[^\[\]\n]{1,300}\]\]")
 
 
 def value_span(text: str, pos: int, *, stop: str = "") -> tuple[int, int] | None:
@@ -247,6 +248,7 @@ class Scanner:
                 return
         if not words:
             return
+        links = [m.span() for m in _WIKILINK.finditer(text)] if "[[" in text else []
         done: set[tuple[int, int]] = set()
         for w in words:
             lo, hi = _clause(text, w.start(), w.end())
@@ -255,6 +257,8 @@ class Scanner:
             done.add((lo, hi))
             got = False
             for t in _BARE.finditer(text, lo, hi):
+                if links and any(a <= t.start() < b for a, b in links):
+                    continue  # a note named by a wikilink, `[[id|title]]`: never a value
                 span = _token_value(text, t.start(), t.end())
                 if span is None:
                     continue
